@@ -1,0 +1,43 @@
+/* memlife C API: marks a traced program can set. Exported by the preload
+ * library (libmemlife_preload.so). A program that is not run under
+ * `memlife run` can look these up with dlsym and skip them when absent; the
+ * Python module `memlife` does exactly that. Every function is safe to call
+ * from any thread and returns quickly: the work is queued into the caller's
+ * trace buffer. */
+#ifndef MEMLIFE_MEMLIFE_H
+#define MEMLIFE_MEMLIFE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MEMLIFE_API __attribute__((visibility("default")))
+
+/* 1 when the recorder is active in this process. */
+MEMLIFE_API int memlife_active(void);
+
+/* Marks a step boundary; label may be NULL. Triggers a census when the
+ * torch plugin is loaded. */
+MEMLIFE_API void memlife_mark_step(const char* label);
+
+/* Records a free-form label on the timeline. */
+MEMLIFE_API void memlife_mark(const char* label);
+
+/* Declares that the storage whose data starts at `address` must be freed by
+ * the next census; the analyzer reports it (and who holds it) otherwise. */
+MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
+
+/* Asks for a census of live tensors and storages now. */
+MEMLIFE_API void memlife_census(void);
+
+/* Writes every buffered record to the trace file before returning. */
+MEMLIFE_API void memlife_flush(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMLIFE_MEMLIFE_H */

@@ -1,0 +1,28 @@
+// File header and chunk framing, shared by the recorder's writer thread,
+// the synthetic trace builder and the reader.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/records.h"
+
+namespace memlife::format {
+
+// Full header (prefix and body) ready to be written at offset 0.
+std::vector<uint8_t> encode_file_header(const HeaderFields& header);
+
+// The 12-byte chunk prefix plus the stream id that opens the payload, for
+// a payload whose records occupy `records` bytes. `out` gets
+// kChunkPrefixBytes + varint(stream_id) bytes; the CRC covers the stream id
+// and the records. Returns the bytes written to `out`.
+size_t encode_chunk_prefix(uint8_t* out, uint64_t stream_id, const uint8_t* records,
+                           size_t record_bytes);
+inline constexpr size_t kChunkPrefixBound = kChunkPrefixBytes + 10;
+
+// Writes the whole buffer to fd, retrying on EINTR and short writes.
+// Returns false (errno set) when the write fails.
+bool write_fully(int fd, const void* data, size_t bytes);
+
+}  // namespace memlife::format

@@ -1,0 +1,547 @@
+#include "format/reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <queue>
+#include <unordered_map>
+
+#include "format/crc32c.h"
+#include "format/encoder.h"
+#include "format/varint.h"
+
+namespace memlife::format {
+namespace {
+
+uint32_t get_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+// Bounds-checked field decoding over one record.
+class FieldDecoder {
+ public:
+  FieldDecoder(const uint8_t*& in, const uint8_t* end) : in_(in), end_(end) {}
+  bool ok() const { return ok_; }
+
+  uint64_t varint() {
+    uint64_t v = 0;
+    if (ok_ && !get_varint(in_, end_, v)) ok_ = false;
+    return ok_ ? v : 0;
+  }
+  int64_t svarint() { return zigzag_decode(varint()); }
+  std::string_view str() {
+    const uint64_t n = varint();
+    if (!ok_ || n > static_cast<uint64_t>(end_ - in_)) {
+      ok_ = false;
+      return {};
+    }
+    std::string_view s(reinterpret_cast<const char*>(in_), n);
+    in_ += n;
+    return s;
+  }
+  // A list can hold no more entries than bytes remain (each is >= 1 byte):
+  // this bounds allocation on hostile input.
+  template <typename T, bool Signed>
+  List<T> list(std::vector<T>& storage) {
+    const uint64_t n = varint();
+    storage.clear();
+    if (!ok_ || n > static_cast<uint64_t>(end_ - in_)) {
+      ok_ = false;
+      return {};
+    }
+    storage.reserve(n);
+    for (uint64_t i = 0; i < n && ok_; ++i) {
+      if constexpr (Signed) {
+        storage.push_back(svarint());
+      } else {
+        storage.push_back(static_cast<T>(varint()));
+      }
+    }
+    return List<T>{storage.data(), storage.size()};
+  }
+  List<uint64_t> ids(std::vector<uint64_t>& s) { return list<uint64_t, false>(s); }
+  List<int64_t> sids(std::vector<int64_t>& s) { return list<int64_t, true>(s); }
+  uint64_t address(uint64_t& last) {
+    last += static_cast<uint64_t>(svarint());
+    return last;
+  }
+
+ private:
+  const uint8_t*& in_;
+  const uint8_t* end_;
+  bool ok_ = true;
+};
+
+template <typename E>
+E small_enum(FieldDecoder& d, uint64_t max, bool& ok) {
+  const uint64_t v = d.varint();
+  if (v > max) ok = false;
+  return static_cast<E>(v);
+}
+
+}  // namespace
+
+bool decode_record_fields(RecordKind kind, const uint8_t*& in, const uint8_t* end,
+                          uint64_t& last_address, Record& r) {
+  FieldDecoder d(in, end);
+  bool enum_ok = true;
+  switch (kind) {
+    case RecordKind::kProcess:
+      r.process.rank = d.svarint();
+      r.process.local_rank = d.svarint();
+      r.process.world_size = d.svarint();
+      r.process.torch_version = d.str();
+      r.process.note = d.str();
+      break;
+    case RecordKind::kThread:
+      r.thread.tid = d.varint();
+      r.thread.name = d.str();
+      break;
+    case RecordKind::kModule:
+      r.module.path = d.str();
+      r.module.base = d.varint();
+      r.module.size = d.varint();
+      r.module.build_id = d.str();
+      break;
+    case RecordKind::kString:
+      r.string.id = d.varint();
+      r.string.bytes = d.str();
+      break;
+    case RecordKind::kFrame:
+      r.frame.id = d.varint();
+      r.frame.file_string = d.varint();
+      r.frame.function_string = d.varint();
+      r.frame.line = d.varint();
+      break;
+    case RecordKind::kStack:
+      r.stack.id = d.varint();
+      r.stack.python_frames = d.ids(r.list_a);
+      r.stack.native_addresses = d.ids(r.list_b);
+      break;
+    case RecordKind::kAlloc:
+      r.alloc.address = d.address(last_address);
+      r.alloc.bytes = d.varint();
+      r.alloc.device = d.svarint();
+      r.alloc.stream = d.varint();
+      r.alloc.stack_id = d.varint();
+      r.alloc.op_string = d.varint();
+      break;
+    case RecordKind::kFree:
+      r.free.address = d.address(last_address);
+      r.free.bytes = d.varint();
+      r.free.device = d.svarint();
+      r.free.phase = small_enum<FreePhase>(d, 2, enum_ok);
+      break;
+    case RecordKind::kSegmentAlloc:
+    case RecordKind::kSegmentFree:
+      r.segment.address = d.address(last_address);
+      r.segment.bytes = d.varint();
+      r.segment.device = d.svarint();
+      r.segment.stream = d.varint();
+      break;
+    case RecordKind::kTensor:
+      r.tensor.tensor_id = d.varint();
+      r.tensor.storage_id = d.varint();
+      r.tensor.data_address = d.varint();
+      r.tensor.storage_bytes = d.varint();
+      r.tensor.storage_offset = d.varint();
+      r.tensor.sizes = d.sids(r.slist_a);
+      r.tensor.strides = d.sids(r.slist_b);
+      r.tensor.itemsize = d.varint();
+      r.tensor.dtype_string = d.varint();
+      r.tensor.device = d.svarint();
+      r.tensor.flags = d.varint();
+      r.tensor.base_tensor_id = d.varint();
+      r.tensor.op_string = d.varint();
+      r.tensor.stack_id = d.varint();
+      break;
+    case RecordKind::kOpBegin:
+      r.op_begin.op_id = d.varint();
+      r.op_begin.name_string = d.varint();
+      r.op_begin.stack_id = d.varint();
+      r.op_begin.inputs = d.ids(r.list_a);
+      break;
+    case RecordKind::kOpEnd:
+      r.op_end.op_id = d.varint();
+      r.op_end.outputs = d.ids(r.list_a);
+      break;
+    case RecordKind::kCollectiveIssue: {
+      auto& c = r.collective_issue;
+      c.collective_id = d.varint();
+      c.op_string = d.varint();
+      c.group_string = d.varint();
+      c.backend_string = d.varint();
+      c.inputs = d.ids(r.list_a);
+      c.outputs = d.ids(r.list_b);
+      c.bytes = d.varint();
+      c.stack_id = d.varint();
+      c.nccl_comm = d.varint();
+      c.nccl_count = d.varint();
+      c.nccl_datatype = d.varint();
+      c.stream = d.varint();
+      c.send_address = d.varint();
+      c.recv_address = d.varint();
+      c.flags = d.varint();
+      break;
+    }
+    case RecordKind::kCollectiveWait:
+      r.collective_wait.collective_id = d.varint();
+      r.collective_wait.op_string = d.varint();
+      r.collective_wait.tensors = d.ids(r.list_a);
+      r.collective_wait.stack_id = d.varint();
+      r.collective_wait.how = small_enum<WaitHow>(d, 3, enum_ok);
+      break;
+    case RecordKind::kMark:
+      r.mark.kind = small_enum<MarkKind>(d, 2, enum_ok);
+      r.mark.step = d.varint();
+      r.mark.label_string = d.varint();
+      r.mark.storage_id = d.varint();
+      r.mark.address = d.varint();
+      r.mark.stack_id = d.varint();
+      break;
+    case RecordKind::kCensus:
+      r.census.census_id = d.varint();
+      r.census.phase = d.varint();
+      r.census.reason = small_enum<CensusReason>(d, 2, enum_ok);
+      r.census.step = d.varint();
+      r.census.live_tensors = d.varint();
+      r.census.c10d_unwaited_works = d.varint();
+      break;
+    case RecordKind::kCensusStorage: {
+      auto& c = r.census_storage;
+      c.census_id = d.varint();
+      c.storage_id = d.varint();
+      c.data_address = d.varint();
+      c.storage_bytes = d.varint();
+      c.use_count = d.varint();
+      c.device = d.svarint();
+      const uint64_t n = d.varint();
+      r.holders.clear();
+      if (!d.ok() || n > static_cast<uint64_t>(end - in) / 2) return false;
+      for (uint64_t i = 0; i < n && d.ok(); ++i) {
+        CensusHolder h;
+        h.tensor_id = d.varint();
+        h.reachable_bytes = d.varint();
+        r.holders.push_back(h);
+      }
+      c.holders = List<CensusHolder>{r.holders.data(), r.holders.size()};
+      break;
+    }
+    case RecordKind::kOom:
+      r.oom.device = d.svarint();
+      r.oom.bytes_requested = d.varint();
+      r.oom.device_free = d.varint();
+      r.oom.device_total = d.varint();
+      break;
+    case RecordKind::kLost:
+      r.lost.records_lost = d.varint();
+      r.lost.bytes_lost = d.varint();
+      break;
+    case RecordKind::kEnd:
+      r.end.exit_status = d.varint();
+      r.end.flags = d.varint();
+      break;
+    default:
+      return false;
+  }
+  return d.ok() && enum_ok;
+}
+
+namespace {
+
+struct ChunkRef {
+  uint64_t file_offset;  // of the chunk prefix, for error messages
+  const uint8_t* records;
+  const uint8_t* end;
+};
+
+// Decodes one stream's records, chunk after chunk, into its own Record.
+class StreamCursor {
+ public:
+  StreamCursor(uint64_t stream_id, std::vector<ChunkRef> chunks)
+      : stream_id_(stream_id), chunks_(std::move(chunks)) {
+    record_.header.stream_id = stream_id;
+  }
+
+  // Advances to the next record. Returns false at the end of the stream or
+  // on a malformed record (then error() is set).
+  bool next() {
+    while (chunk_ < chunks_.size() && pos_ == nullptr) {
+      pos_ = chunks_[chunk_].records;
+      if (pos_ == chunks_[chunk_].end) {
+        pos_ = nullptr;
+        ++chunk_;
+      }
+    }
+    if (chunk_ >= chunks_.size()) return false;
+    const ChunkRef& chunk = chunks_[chunk_];
+    const uint8_t* record_start = pos_;
+    const uint8_t kind_byte = *pos_++;
+    uint64_t seq_delta = 0, time_delta = 0;
+    bool ok = kind_byte >= 1 && kind_byte <= kMaxRecordKind && get_varint(pos_, chunk.end, seq_delta) &&
+              get_varint(pos_, chunk.end, time_delta);
+    if (ok && started_ && seq_delta == 0) ok = false;  // sequence must increase
+    const auto kind = static_cast<RecordKind>(kind_byte);
+    if (ok) ok = decode_record_fields(kind, pos_, chunk.end, state_.last_address, record_);
+    if (!ok) {
+      error_offset_ = chunk.file_offset + static_cast<uint64_t>(record_start - chunk.records);
+      error_ = "malformed record in stream " + std::to_string(stream_id_);
+      return false;
+    }
+    started_ = true;
+    state_.last_seq += seq_delta;
+    state_.last_time_ns += static_cast<uint64_t>(zigzag_decode(time_delta));
+    record_.header.kind = kind;
+    record_.header.seq = state_.last_seq;
+    record_.header.time_ns = state_.last_time_ns;
+    if (pos_ == chunk.end) {
+      pos_ = nullptr;
+      ++chunk_;
+    }
+    return true;
+  }
+
+  const Record& record() const { return record_; }
+  uint64_t seq() const { return record_.header.seq; }
+  const std::string& error() const { return error_; }
+  uint64_t error_offset() const { return error_offset_; }
+
+ private:
+  uint64_t stream_id_;
+  std::vector<ChunkRef> chunks_;
+  size_t chunk_ = 0;
+  const uint8_t* pos_ = nullptr;
+  bool started_ = false;
+  StreamState state_;
+  Record record_;
+  std::string error_;
+  uint64_t error_offset_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = path + ": cannot open: " + std::strerror(errno);
+    return nullptr;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file";
+    ::close(fd);
+    return nullptr;
+  }
+  std::unique_ptr<TraceReader> reader(new TraceReader());
+  reader->path_ = path;
+  reader->bytes_ = static_cast<size_t>(st.st_size);
+  if (reader->bytes_ > 0) {
+    void* map = ::mmap(nullptr, reader->bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      error = path + ": cannot map: " + std::strerror(errno);
+      ::close(fd);
+      return nullptr;
+    }
+    reader->data_ = static_cast<const uint8_t*>(map);
+    reader->mapped_ = true;
+  }
+  ::close(fd);
+  if (!reader->parse_header(error)) return nullptr;
+  return reader;
+}
+
+std::unique_ptr<TraceReader> TraceReader::from_memory(const uint8_t* data, size_t bytes,
+                                                      std::string& error) {
+  std::unique_ptr<TraceReader> reader(new TraceReader());
+  reader->path_ = "<memory>";
+  reader->data_ = data;
+  reader->bytes_ = bytes;
+  if (!reader->parse_header(error)) return nullptr;
+  return reader;
+}
+
+TraceReader::~TraceReader() {
+  if (mapped_) ::munmap(const_cast<uint8_t*>(data_), bytes_);
+}
+
+bool TraceReader::parse_header(std::string& error) {
+  if (bytes_ < kFileHeaderPrefixBytes) {
+    error = path_ + ": not a memlife trace (" + std::to_string(bytes_) +
+            " bytes, shorter than the 16-byte header)";
+    return false;
+  }
+  if (std::memcmp(data_, kFileMagic, sizeof(kFileMagic)) != 0) {
+    error = path_ + ": not a memlife trace (bad magic)";
+    return false;
+  }
+  header_.format_version = get_u32(data_ + 8);
+  if (header_.format_version > kFormatVersion) {
+    error = path_ + ": trace format version " + std::to_string(header_.format_version) +
+            " is newer than this memlife reads (version " + std::to_string(kFormatVersion) +
+            "); use a newer memlife";
+    return false;
+  }
+  if (header_.format_version < kMinReadableFormatVersion) {
+    error = path_ + ": trace format version " + std::to_string(header_.format_version) +
+            " is older than this memlife reads (" + std::to_string(kMinReadableFormatVersion) +
+            " to " + std::to_string(kFormatVersion) + ")";
+    return false;
+  }
+  const uint32_t body_bytes = get_u32(data_ + 12);
+  if (body_bytes > bytes_ - kFileHeaderPrefixBytes) {
+    error = path_ + ": damaged trace header (body of " + std::to_string(body_bytes) +
+            " bytes runs past the end of the file)";
+    return false;
+  }
+  const uint8_t* in = data_ + kFileHeaderPrefixBytes;
+  const uint8_t* end = in + body_bytes;
+  FieldDecoder d(in, end);
+  header_.producer_major = static_cast<uint32_t>(d.varint());
+  header_.producer_minor = static_cast<uint32_t>(d.varint());
+  header_.producer_patch = static_cast<uint32_t>(d.varint());
+  header_.pid = d.varint();
+  header_.ppid = d.varint();
+  header_.rank = d.svarint();
+  header_.local_rank = d.svarint();
+  header_.world_size = d.svarint();
+  header_.host = std::string(d.str());
+  header_.run_id = std::string(d.str());
+  header_.torch_version = std::string(d.str());
+  header_.start_monotonic_ns = d.varint();
+  header_.start_wall_ns = d.varint();
+  header_.command_line = std::string(d.str());
+  if (!d.ok()) {
+    error = path_ + ": damaged trace header (fields do not decode)";
+    return false;
+  }
+  body_offset_ = kFileHeaderPrefixBytes + body_bytes;
+  return true;
+}
+
+ReadStatus TraceReader::read(RecordVisitor& visitor) {
+  ReadStatus status;
+  status.file_bytes = bytes_;
+
+  // Pass 1: validate chunk framing and CRCs, group chunks by stream.
+  std::unordered_map<uint64_t, std::vector<ChunkRef>> by_stream;
+  std::vector<uint64_t> stream_order;
+  size_t offset = body_offset_;
+  while (offset < bytes_) {
+    const size_t left = bytes_ - offset;
+    const uint8_t* p = data_ + offset;
+    auto stop = [&](std::string why) {
+      status.damaged = true;
+      status.stop_reason = std::move(why);
+      status.stop_offset = offset;
+    };
+    if (left < kChunkPrefixBytes) {
+      stop("truncated chunk header (" + std::to_string(left) + " of 12 bytes)");
+      break;
+    }
+    const uint32_t payload_bytes = get_u32(p);
+    const uint32_t crc = get_u32(p + 4);
+    if (get_u32(p + 8) != kChunkMagic) {
+      stop("bad chunk magic");
+      break;
+    }
+    if (payload_bytes == 0 || payload_bytes > kMaxChunkPayloadBytes) {
+      stop("implausible chunk length " + std::to_string(payload_bytes));
+      break;
+    }
+    if (payload_bytes > left - kChunkPrefixBytes) {
+      stop("truncated chunk (" + std::to_string(left - kChunkPrefixBytes) + " of " +
+           std::to_string(payload_bytes) + " payload bytes)");
+      break;
+    }
+    const uint8_t* payload = p + kChunkPrefixBytes;
+    if (crc32c(payload, payload_bytes) != crc) {
+      stop("chunk CRC mismatch");
+      break;
+    }
+    const uint8_t* records = payload;
+    uint64_t stream_id = 0;
+    if (!get_varint(records, payload + payload_bytes, stream_id)) {
+      stop("chunk stream id does not decode");
+      break;
+    }
+    auto [it, inserted] = by_stream.try_emplace(stream_id);
+    if (inserted) stream_order.push_back(stream_id);
+    if (records != payload + payload_bytes) {
+      it->second.push_back(ChunkRef{offset, records, payload + payload_bytes});
+    }
+    ++status.chunks;
+    offset += kChunkPrefixBytes + payload_bytes;
+  }
+  status.streams = stream_order.size();
+
+  // Pass 2: k-way merge of the per-stream sequences.
+  std::vector<std::unique_ptr<StreamCursor>> cursors;
+  cursors.reserve(stream_order.size());
+  for (uint64_t id : stream_order) {
+    cursors.push_back(std::make_unique<StreamCursor>(id, std::move(by_stream[id])));
+  }
+  auto later = [&](size_t a, size_t b) { return cursors[a]->seq() > cursors[b]->seq(); };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
+  auto note_stream_error = [&](const StreamCursor& c) {
+    if (c.error().empty() || status.damaged) return;
+    status.damaged = true;
+    status.stop_reason = c.error();
+    status.stop_offset = c.error_offset();
+  };
+  for (size_t i = 0; i < cursors.size(); ++i) {
+    if (cursors[i]->next()) {
+      heap.push(i);
+    } else {
+      note_stream_error(*cursors[i]);
+    }
+  }
+  while (!heap.empty()) {
+    const size_t i = heap.top();
+    heap.pop();
+    StreamCursor& cursor = *cursors[i];
+    ++status.records;
+    if (cursor.record().header.kind == RecordKind::kEnd) status.complete = true;
+    if (!visitor.on_record(cursor.record())) return status;
+    if (cursor.next()) {
+      heap.push(i);
+    } else {
+      note_stream_error(cursor);
+    }
+  }
+  return status;
+}
+
+const char* record_kind_name(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kProcess: return "process";
+    case RecordKind::kThread: return "thread";
+    case RecordKind::kModule: return "module";
+    case RecordKind::kString: return "string";
+    case RecordKind::kFrame: return "frame";
+    case RecordKind::kStack: return "stack";
+    case RecordKind::kAlloc: return "alloc";
+    case RecordKind::kFree: return "free";
+    case RecordKind::kSegmentAlloc: return "segment_alloc";
+    case RecordKind::kSegmentFree: return "segment_free";
+    case RecordKind::kTensor: return "tensor";
+    case RecordKind::kOpBegin: return "op";
+    case RecordKind::kOpEnd: return "op";
+    case RecordKind::kCollectiveIssue: return "collective_issue";
+    case RecordKind::kCollectiveWait: return "collective_wait";
+    case RecordKind::kMark: return "mark";
+    case RecordKind::kCensus: return "census";
+    case RecordKind::kCensusStorage: return "census_storage";
+    case RecordKind::kOom: return "oom";
+    case RecordKind::kLost: return "lost";
+    case RecordKind::kEnd: return "end";
+  }
+  return "unknown";
+}
+
+}  // namespace memlife::format

@@ -1,0 +1,124 @@
+// Trace reader: maps a trace file, validates its chunks and hands every
+// record to a visitor in global sequence order. A truncated or corrupt file
+// yields every record of every complete chunk before the damage, and a
+// ReadStatus that says where and why reading stopped. It never throws on
+// bad input and never reads outside the mapping.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/records.h"
+
+namespace memlife::format {
+
+struct TraceHeader {
+  uint32_t format_version = 0;
+  uint32_t producer_major = 0, producer_minor = 0, producer_patch = 0;
+  uint64_t pid = 0, ppid = 0;
+  int64_t rank = -1, local_rank = -1, world_size = -1;
+  std::string host, run_id, torch_version;
+  uint64_t start_monotonic_ns = 0, start_wall_ns = 0;
+  std::string command_line;
+};
+
+// One decoded record. Only the member matching header.kind is meaningful;
+// list and string views point into the reader's buffers or the mapping and
+// stay valid until the visitor returns.
+struct Record {
+  RecordHeader header;
+  ProcessRecord process;
+  ThreadRecord thread;
+  ModuleRecord module;
+  StringRecord string;
+  FrameRecord frame;
+  StackRecord stack;
+  AllocRecord alloc;
+  FreeRecord free;
+  SegmentRecord segment;
+  TensorRecord tensor;
+  OpBeginRecord op_begin;
+  OpEndRecord op_end;
+  CollectiveIssueRecord collective_issue;
+  CollectiveWaitRecord collective_wait;
+  MarkRecord mark;
+  CensusRecord census;
+  CensusStorageRecord census_storage;
+  OomRecord oom;
+  LostRecord lost;
+  EndRecord end;
+
+  // Backing storage for the lists above, reused across records.
+  std::vector<uint64_t> list_a, list_b;
+  std::vector<int64_t> slist_a, slist_b;
+  std::vector<CensusHolder> holders;
+};
+
+struct ReadStatus {
+  bool complete = false;   // an end record was read: the process closed cleanly
+  bool damaged = false;    // reading stopped early at a bad chunk or record
+  std::string stop_reason; // empty when the file was read to its end
+  uint64_t stop_offset = 0;
+  uint64_t file_bytes = 0;
+  uint64_t chunks = 0;
+  uint64_t records = 0;
+  uint64_t streams = 0;
+};
+
+class RecordVisitor {
+ public:
+  virtual ~RecordVisitor() = default;
+  // Return false to stop reading.
+  virtual bool on_record(const Record& record) = 0;
+};
+
+class TraceReader {
+ public:
+  // Opens and maps `path` and validates the header. Returns null and sets
+  // `error` to one line naming the file and the problem (missing, not a
+  // trace, a newer format version, a damaged header).
+  static std::unique_ptr<TraceReader> open(const std::string& path, std::string& error);
+  // Reads a trace held in memory (fuzzing, tests). The buffer must outlive
+  // the reader.
+  static std::unique_ptr<TraceReader> from_memory(const uint8_t* data, size_t bytes,
+                                                  std::string& error);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  const TraceHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+
+  // Visits every record in global sequence order. Can be called again.
+  ReadStatus read(RecordVisitor& visitor);
+
+  template <typename F>
+  ReadStatus for_each(F&& f) {
+    struct Adapter final : RecordVisitor {
+      F& fn;
+      explicit Adapter(F& f) : fn(f) {}
+      bool on_record(const Record& r) override { return fn(r); }
+    } adapter(f);
+    return read(adapter);
+  }
+
+ private:
+  TraceReader() = default;
+  bool parse_header(std::string& error);
+
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t bytes_ = 0;
+  bool mapped_ = false;
+  size_t body_offset_ = 0;
+  TraceHeader header_;
+};
+
+// Decodes one record's fields (after kind, seq and time) from [in, end).
+// Exposed for the fuzz target and unit tests.
+bool decode_record_fields(RecordKind kind, const uint8_t*& in, const uint8_t* end,
+                          uint64_t& last_address, Record& out);
+
+}  // namespace memlife::format
