@@ -234,7 +234,8 @@ inline size_t bound_bytes(const OpEndRecord& r) {
   return kRecordPrefixBound + kFixedFieldsBound + r.outputs.size * kMaxVarintBytes;
 }
 inline size_t bound_bytes(const CollectiveIssueRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + (r.inputs.size + r.outputs.size) * kMaxVarintBytes;
+  return kRecordPrefixBound + kFixedFieldsBound +
+         (r.inputs.size + r.outputs.size) * kMaxVarintBytes;
 }
 inline size_t bound_bytes(const CollectiveWaitRecord& r) {
   return kRecordPrefixBound + kFixedFieldsBound + r.tensors.size * kMaxVarintBytes;
@@ -249,9 +250,9 @@ constexpr size_t bound_bytes(const R&) {
 
 template <typename R>
 struct KindOf;
-#define MEMLIFE_KIND_OF(Type, Kind) \
-  template <>                       \
-  struct KindOf<Type> {             \
+#define MEMLIFE_KIND_OF(Type, Kind)                       \
+  template <>                                             \
+  struct KindOf<Type> {                                   \
     static constexpr RecordKind value = RecordKind::Kind; \
   }
 MEMLIFE_KIND_OF(ProcessRecord, kProcess);

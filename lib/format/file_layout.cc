@@ -18,8 +18,8 @@ void put_u32(uint8_t* out, uint32_t v) {
 }  // namespace
 
 std::vector<uint8_t> encode_file_header(const HeaderFields& h) {
-  const size_t strings = h.host.size() + h.run_id.size() + h.torch_version.size() +
-                         h.command_line.size();
+  const size_t strings =
+      h.host.size() + h.run_id.size() + h.torch_version.size() + h.command_line.size();
   std::vector<uint8_t> body(strings + 32 * kMaxVarintBytes);
   RecordEncoder enc(body.data());
   enc.varint(h.producer_major);

@@ -284,8 +284,8 @@ class StreamCursor {
     const uint8_t* record_start = pos_;
     const uint8_t kind_byte = *pos_++;
     uint64_t seq_delta = 0, time_delta = 0;
-    bool ok = kind_byte >= 1 && kind_byte <= kMaxRecordKind && get_varint(pos_, chunk.end, seq_delta) &&
-              get_varint(pos_, chunk.end, time_delta);
+    bool ok = kind_byte >= 1 && kind_byte <= kMaxRecordKind &&
+              get_varint(pos_, chunk.end, seq_delta) && get_varint(pos_, chunk.end, time_delta);
     if (ok && started_ && seq_delta == 0) ok = false;  // sequence must increase
     const auto kind = static_cast<RecordKind>(kind_byte);
     if (ok) ok = decode_record_fields(kind, pos_, chunk.end, state_.last_address, record_);
@@ -519,27 +519,48 @@ ReadStatus TraceReader::read(RecordVisitor& visitor) {
 
 const char* record_kind_name(RecordKind kind) {
   switch (kind) {
-    case RecordKind::kProcess: return "process";
-    case RecordKind::kThread: return "thread";
-    case RecordKind::kModule: return "module";
-    case RecordKind::kString: return "string";
-    case RecordKind::kFrame: return "frame";
-    case RecordKind::kStack: return "stack";
-    case RecordKind::kAlloc: return "alloc";
-    case RecordKind::kFree: return "free";
-    case RecordKind::kSegmentAlloc: return "segment_alloc";
-    case RecordKind::kSegmentFree: return "segment_free";
-    case RecordKind::kTensor: return "tensor";
-    case RecordKind::kOpBegin: return "op";
-    case RecordKind::kOpEnd: return "op";
-    case RecordKind::kCollectiveIssue: return "collective_issue";
-    case RecordKind::kCollectiveWait: return "collective_wait";
-    case RecordKind::kMark: return "mark";
-    case RecordKind::kCensus: return "census";
-    case RecordKind::kCensusStorage: return "census_storage";
-    case RecordKind::kOom: return "oom";
-    case RecordKind::kLost: return "lost";
-    case RecordKind::kEnd: return "end";
+    case RecordKind::kProcess:
+      return "process";
+    case RecordKind::kThread:
+      return "thread";
+    case RecordKind::kModule:
+      return "module";
+    case RecordKind::kString:
+      return "string";
+    case RecordKind::kFrame:
+      return "frame";
+    case RecordKind::kStack:
+      return "stack";
+    case RecordKind::kAlloc:
+      return "alloc";
+    case RecordKind::kFree:
+      return "free";
+    case RecordKind::kSegmentAlloc:
+      return "segment_alloc";
+    case RecordKind::kSegmentFree:
+      return "segment_free";
+    case RecordKind::kTensor:
+      return "tensor";
+    case RecordKind::kOpBegin:
+      return "op";
+    case RecordKind::kOpEnd:
+      return "op";
+    case RecordKind::kCollectiveIssue:
+      return "collective_issue";
+    case RecordKind::kCollectiveWait:
+      return "collective_wait";
+    case RecordKind::kMark:
+      return "mark";
+    case RecordKind::kCensus:
+      return "census";
+    case RecordKind::kCensusStorage:
+      return "census_storage";
+    case RecordKind::kOom:
+      return "oom";
+    case RecordKind::kLost:
+      return "lost";
+    case RecordKind::kEnd:
+      return "end";
   }
   return "unknown";
 }

@@ -57,9 +57,9 @@ struct Record {
 };
 
 struct ReadStatus {
-  bool complete = false;   // an end record was read: the process closed cleanly
-  bool damaged = false;    // reading stopped early at a bad chunk or record
-  std::string stop_reason; // empty when the file was read to its end
+  bool complete = false;    // an end record was read: the process closed cleanly
+  bool damaged = false;     // reading stopped early at a bad chunk or record
+  std::string stop_reason;  // empty when the file was read to its end
   uint64_t stop_offset = 0;
   uint64_t file_bytes = 0;
   uint64_t chunks = 0;

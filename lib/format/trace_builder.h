@@ -21,7 +21,8 @@ class TraceBuilder {
   template <typename R>
   TraceBuilder& add(uint64_t stream, const R& record, uint64_t time_ns = 0) {
     Stream& s = stream_for(stream, bound_bytes(record));
-    uint8_t* end = encode_record(s.buffer.data() + s.used, s.state, next_seq(), stamp(time_ns), record);
+    uint8_t* end =
+        encode_record(s.buffer.data() + s.used, s.state, next_seq(), stamp(time_ns), record);
     s.used = static_cast<size_t>(end - s.buffer.data());
     maybe_cut(stream, s);
     return *this;
