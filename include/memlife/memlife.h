@@ -33,6 +33,12 @@ MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
 /* Asks for a census of live tensors and storages now. */
 MEMLIFE_API void memlife_census(void);
 
+/* Annotations for allocators memlife does not hook (a custom pool, a
+ * framework's arena): record that [address, address+bytes) was handed out
+ * on `device` (-1 = CPU), or handed back. */
+MEMLIFE_API void memlife_alloc(const void* address, size_t bytes, int device);
+MEMLIFE_API void memlife_free(const void* address, int device);
+
 /* Writes every buffered record to the trace file before returning. */
 MEMLIFE_API void memlife_flush(void);
 

@@ -105,7 +105,7 @@ class ReentryGuard {
 struct PluginHooks {
   // Writes a census of live tensors and storages; called from the thread
   // that asked (a step mark, the C API, process exit).
-  void (*census)(format::CensusReason reason) = nullptr;
+  void (*census)(CensusReason reason) = nullptr;
   // Resolves a storage's identity from the data address of one of its
   // tensors, for memlife_expect_freed; 0 when unknown.
   uint64_t (*storage_id_for_address)(const void* address) = nullptr;

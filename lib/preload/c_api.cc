@@ -1,0 +1,95 @@
+// The C API of include/memlife/memlife.h.
+#include "memlife/memlife.h"
+
+#include <cstring>
+
+#include "preload/recorder_state.h"
+
+using namespace memlife;
+using namespace memlife::rec;
+
+namespace {
+
+std::string_view label_of(const char* label) {
+  return label == nullptr ? std::string_view() : std::string_view(label, std::strlen(label));
+}
+
+}  // namespace
+
+extern "C" {
+
+int memlife_active(void) {
+  const int p = phase().load();
+  return p == static_cast<int>(Phase::kArmed) || p == static_cast<int>(Phase::kRunning);
+}
+
+void memlife_mark_step(const char* label) {
+  ReentryGuard guard;
+  if (guard.entered()) mark_step(label_of(label), false);
+}
+
+void memlife_mark(const char* label) {
+  ReentryGuard guard;
+  if (!guard.entered()) return;
+  ThreadWriter* w = current_thread_writer();
+  if (w == nullptr) return;
+  format::MarkRecord mark;
+  mark.kind = MarkKind::kLabel;
+  mark.step = current_step();
+  mark.label_string = intern_string(label_of(label));
+  mark.stack_id = capture_stack(*w, 1);
+  emit(*w, mark);
+}
+
+void memlife_expect_freed(const void* address, const char* label) {
+  ReentryGuard guard;
+  if (!guard.entered()) return;
+  ThreadWriter* w = current_thread_writer();
+  if (w == nullptr) return;
+  format::MarkRecord mark;
+  mark.kind = MarkKind::kExpectFreed;
+  mark.step = current_step();
+  mark.label_string = intern_string(label_of(label));
+  mark.address = reinterpret_cast<uint64_t>(address);
+  if (plugin().storage_id_for_address != nullptr) {
+    mark.storage_id = plugin().storage_id_for_address(address);
+  }
+  mark.stack_id = capture_stack(*w, 1);
+  emit(*w, mark);
+}
+
+void memlife_census(void) {
+  ReentryGuard guard;
+  if (guard.entered() && plugin().census != nullptr && current_thread_writer() != nullptr) {
+    plugin().census(CensusReason::kRequest);
+  }
+}
+
+void memlife_alloc(const void* address, size_t bytes, int device) {
+  ReentryGuard guard;
+  if (!guard.entered()) return;
+  ThreadWriter* w = current_thread_writer();
+  if (w == nullptr) return;
+  format::AllocRecord alloc;
+  alloc.address = reinterpret_cast<uint64_t>(address);
+  alloc.bytes = bytes;
+  alloc.device = device;
+  alloc.stack_id = capture_stack(*w, 1);
+  emit(*w, alloc);
+}
+
+void memlife_free(const void* address, int device) {
+  ReentryGuard guard;
+  if (!guard.entered()) return;
+  format::FreeRecord free;
+  free.address = reinterpret_cast<uint64_t>(address);
+  free.device = device;
+  emit(free);
+}
+
+void memlife_flush(void) {
+  ReentryGuard guard;
+  if (guard.entered()) flush();
+}
+
+}  // extern "C"

@@ -1,0 +1,188 @@
+// The LD_PRELOAD entry: arms the recorder from the environment, watches
+// dlopen for libtorch and loads the torch plugin built for it, and closes
+// the trace on exit. No libtorch dependency: a process that never loads
+// torch pays only for a few hooks that do nothing.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "preload/recorder_state.h"
+
+namespace memlife::rec {
+namespace {
+
+std::atomic<bool> g_plugin_attempted{false};
+char g_torch_lib_path[4096];
+
+void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
+
+int find_libtorch(dl_phdr_info* info, size_t, void*) {
+  const char* name = info->dlpi_name;
+  if (name == nullptr) return 0;
+  const char* slash = std::strrchr(name, '/');
+  const char* base = slash ? slash + 1 : name;
+  if (std::strncmp(base, "libtorch_cpu.so", 15) == 0) {
+    std::snprintf(g_torch_lib_path, sizeof(g_torch_lib_path), "%s", name);
+    return 1;
+  }
+  return 0;
+}
+
+// Reads the first line of `path` starting with `key` and copies the quoted
+// value after it.
+bool read_quoted_value(const char* path, const char* key, char* out, size_t out_size) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[8192];
+  const ssize_t n = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  for (char* line = text; line != nullptr && *line != '\0';) {
+    char* next = std::strchr(line, '\n');
+    if (next) *next++ = '\0';
+    if (std::strncmp(line, key, std::strlen(key)) == 0) {
+      char* open_quote = std::strpbrk(line, "'\"");
+      if (open_quote == nullptr) return false;
+      char* close_quote = std::strchr(open_quote + 1, *open_quote);
+      if (close_quote == nullptr) return false;
+      *close_quote = '\0';
+      std::snprintf(out, out_size, "%s", open_quote + 1);
+      return true;
+    }
+    line = next;
+  }
+  return false;
+}
+
+bool read_file_line(const char* path, char* out, size_t out_size) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, out, out_size - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  out[n] = '\0';
+  out[std::strcspn(out, "\r\n")] = '\0';
+  return true;
+}
+
+// The running torch's version, from torch/version.py next to torch/lib.
+bool running_torch_version(char* out, size_t out_size) {
+  char dir[4096];
+  std::snprintf(dir, sizeof(dir), "%s", g_torch_lib_path);
+  char* slash = std::strrchr(dir, '/');
+  if (slash == nullptr) return false;
+  *slash = '\0';  // .../torch/lib
+  slash = std::strrchr(dir, '/');
+  if (slash == nullptr) return false;
+  *slash = '\0';  // .../torch
+  char version_py[4200];
+  std::snprintf(version_py, sizeof(version_py), "%s/version.py", dir);
+  return read_quoted_value(version_py, "__version__", out, out_size);
+}
+
+void load_torch_plugin() {
+  if (g_plugin_attempted.load(std::memory_order_acquire)) return;
+  if (phase().load() != static_cast<int>(Phase::kArmed) &&
+      phase().load() != static_cast<int>(Phase::kRunning)) {
+    return;
+  }
+  g_torch_lib_path[0] = '\0';
+  dl_iterate_phdr(find_libtorch, nullptr);
+  if (g_torch_lib_path[0] == '\0') return;
+  if (g_plugin_attempted.exchange(true)) return;
+
+  const char* plugin_path = std::getenv("MEMLIFE_TORCH_PLUGIN");  // NOLINT(concurrency-mt-unsafe)
+  char line[9000];
+  char running[256] = "";
+  const bool know_running = running_torch_version(running, sizeof(running));
+  if (plugin_path == nullptr || *plugin_path == '\0') {
+    say("memlife: no torch plugin configured (MEMLIFE_TORCH_PLUGIN); recording without it\n");
+    return;
+  }
+  char built[256] = "";
+  char sidecar[4200];
+  std::snprintf(sidecar, sizeof(sidecar), "%s.torch-version", plugin_path);
+  const bool know_built = read_file_line(sidecar, built, sizeof(built));
+  if (!know_running || !know_built || std::strcmp(running, built) != 0) {
+    std::snprintf(line, sizeof(line),
+                  "memlife: the torch plugin was built for torch %s but this process runs torch "
+                  "%s (%s); recording without the torch plugin (no tensors, views or collectives)\n",
+                  know_built ? built : "(unknown)", know_running ? running : "(unknown)",
+                  g_torch_lib_path);
+    say(line);
+    set_process_identity(-1, -1, -1, know_running ? running : "", "torch plugin not loaded: version mismatch");
+    return;
+  }
+  void* handle = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    std::snprintf(line, sizeof(line), "memlife: cannot load the torch plugin: %s\n", dlerror());
+    say(line);
+    return;
+  }
+  using Init = int (*)();
+  auto init = reinterpret_cast<Init>(dlsym(handle, "memlife_torch_plugin_init"));
+  if (init == nullptr || init() != 0) {
+    say("memlife: the torch plugin failed to initialise; recording without it\n");
+    return;
+  }
+  set_process_identity(-1, -1, -1, running, "torch plugin loaded");
+}
+
+using DlopenFn = void* (*)(const char*, int);
+DlopenFn real_dlopen() {
+  static DlopenFn fn = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
+  return fn;
+}
+
+void at_exit_handler() { shutdown(0, false); }
+
+__attribute__((constructor)) void memlife_preload_init() {
+  init_from_environment();
+  if (phase().load() != static_cast<int>(Phase::kArmed)) return;
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  std::atexit(at_exit_handler);
+}
+
+}  // namespace
+}  // namespace memlife::rec
+
+using namespace memlife::rec;
+
+extern "C" {
+
+__attribute__((visibility("default"))) void* dlopen(const char* file, int mode) {
+  DlopenFn real = real_dlopen();
+  if (real == nullptr) return nullptr;
+  void* handle = real(file, mode);
+  if (handle == nullptr || phase().load(std::memory_order_relaxed) == static_cast<int>(Phase::kInert)) {
+    return handle;
+  }
+  ReentryGuard guard;
+  if (!guard.entered()) return handle;
+  if (file != nullptr && std::strstr(file, "torch") != nullptr) load_torch_plugin();
+  if (active()) {
+    if (ThreadWriter* w = current_thread_writer()) emit_new_modules(*w);
+  }
+  return handle;
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  {
+    ReentryGuard guard;
+    if (guard.entered()) shutdown(static_cast<uint64_t>(status), false);
+  }
+  using ExitFn = void (*)(int);
+  auto real = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_exit"));
+  if (real != nullptr) real(status);
+  __builtin_trap();
+}
+
+}  // extern "C"

@@ -1,0 +1,39 @@
+// Internal state of the recorder shared by its translation units (not part
+// of the interface hooks use; that is recorder.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "preload/recorder.h"
+#include "preload/thread_buffer.h"
+
+namespace memlife::rec {
+
+enum class Phase : int {
+  kInert = 0,    // not under `memlife run`, or disabled after an error
+  kArmed = 1,    // under `memlife run`; the trace file opens on first use
+  kRunning = 2,  // trace file open, writer thread running
+  kClosed = 3,   // process exit: nothing more is recorded
+};
+
+std::atomic<int>& phase();
+
+// Thread-local flag read by ReentryGuard; the writer thread keeps it set.
+bool& in_recorder();
+
+// Module records for every loaded object not reported yet.
+void emit_new_modules(ThreadWriter& w);
+
+// Called by the preload layer.
+void init_from_environment();
+void shutdown(uint64_t exit_status, bool from_signal);
+void after_fork_child();
+void before_fork();
+void after_fork_parent();
+
+// Stack interning tables (per thread) are created on demand.
+void reset_string_table_after_fork();
+
+}  // namespace memlife::rec
