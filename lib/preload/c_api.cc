@@ -1,8 +1,7 @@
 // The C API of include/memlife/memlife.h.
-#include "memlife/memlife.h"
-
 #include <cstring>
 
+#include "memlife/memlife.h"
 #include "preload/recorder_state.h"
 
 using namespace memlife;

@@ -125,7 +125,8 @@ uint64_t intern_string(std::string_view s) {
     for (size_t probes = 0; probes < kStringSlots; ++probes, i = (i + 1) % kStringSlots) {
       StringSlot& slot = g_string_slots[i];
       if (slot.id == 0) break;
-      if (slot.hash == hash && slot.size == s.size() && std::memcmp(slot.text, s.data(), s.size()) == 0) {
+      if (slot.hash == hash && slot.size == s.size() &&
+          std::memcmp(slot.text, s.data(), s.size()) == 0) {
         id = slot.id;
         text = slot.text;
         break;
@@ -187,9 +188,7 @@ uint64_t intern_stack(ThreadWriter& w, const uint64_t* python_frames, size_t pyt
     if (slot.hash_a == a && slot.hash_b == b) return slot.id;
   }
   const uint64_t id = next_id();
-  emit(w, format::StackRecord{id,
-                              {python_frames, python_count},
-                              {native_addresses, native_count}});
+  emit(w, format::StackRecord{id, {python_frames, python_count}, {native_addresses, native_count}});
   table->slots[i] = StackTable::Slot{a, b, id};
   ++table->used;
   return id;

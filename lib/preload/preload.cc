@@ -112,13 +112,14 @@ void load_torch_plugin() {
   std::snprintf(sidecar, sizeof(sidecar), "%s.torch-version", plugin_path);
   const bool know_built = read_file_line(sidecar, built, sizeof(built));
   if (!know_running || !know_built || std::strcmp(running, built) != 0) {
-    std::snprintf(line, sizeof(line),
-                  "memlife: the torch plugin was built for torch %s but this process runs torch "
-                  "%s (%s); recording without the torch plugin (no tensors, views or collectives)\n",
-                  know_built ? built : "(unknown)", know_running ? running : "(unknown)",
-                  g_torch_lib_path);
+    std::snprintf(
+        line, sizeof(line),
+        "memlife: the torch plugin was built for torch %s but this process runs torch "
+        "%s (%s); recording without the torch plugin (no tensors, views or collectives)\n",
+        know_built ? built : "(unknown)", know_running ? running : "(unknown)", g_torch_lib_path);
     say(line);
-    set_process_identity(-1, -1, -1, know_running ? running : "", "torch plugin not loaded: version mismatch");
+    set_process_identity(-1, -1, -1, know_running ? running : "",
+                         "torch plugin not loaded: version mismatch");
     return;
   }
   void* handle = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
@@ -162,7 +163,8 @@ __attribute__((visibility("default"))) void* dlopen(const char* file, int mode) 
   DlopenFn real = real_dlopen();
   if (real == nullptr) return nullptr;
   void* handle = real(file, mode);
-  if (handle == nullptr || phase().load(std::memory_order_relaxed) == static_cast<int>(Phase::kInert)) {
+  if (handle == nullptr ||
+      phase().load(std::memory_order_relaxed) == static_cast<int>(Phase::kInert)) {
     return handle;
   }
   ReentryGuard guard;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -15,7 +16,6 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <sys/mman.h>
 
 #include "format/file_layout.h"
 #include "preload/recorder_state.h"
@@ -169,7 +169,8 @@ bool open_trace_file() {
   const pid_t pid = getpid();
   const int64_t rank = env_int("RANK", -1);
   char rank_part[32] = "";
-  if (rank >= 0) std::snprintf(rank_part, sizeof(rank_part), "-r%lld", static_cast<long long>(rank));
+  if (rank >= 0)
+    std::snprintf(rank_part, sizeof(rank_part), "-r%lld", static_cast<long long>(rank));
   for (int attempt = 0; attempt < 100; ++attempt) {
     char suffix[16] = "";
     if (attempt > 0) std::snprintf(suffix, sizeof(suffix), ".%d", attempt);
@@ -181,8 +182,9 @@ bool open_trace_file() {
   }
   if (g_fd < 0) {
     char line[4400];
-    const int n = std::snprintf(line, sizeof(line), "memlife: cannot create %s (%s); not recording\n",
-                                g_trace_path, std::strerror(errno));
+    const int n =
+        std::snprintf(line, sizeof(line), "memlife: cannot create %s (%s); not recording\n",
+                      g_trace_path, std::strerror(errno));
     if (n > 0) (void)!::write(STDERR_FILENO, line, static_cast<size_t>(n));
     return false;
   }
@@ -260,7 +262,9 @@ ThreadWriter* create_thread_writer() {
 std::atomic<int>& phase() { return g_phase; }
 bool& in_recorder() { return tls_in_recorder; }
 const Settings& settings() { return g_settings; }
-bool active() { return g_phase.load(std::memory_order_acquire) == static_cast<int>(Phase::kRunning); }
+bool active() {
+  return g_phase.load(std::memory_order_acquire) == static_cast<int>(Phase::kRunning);
+}
 
 uint64_t now_ns() {
   timespec ts{};

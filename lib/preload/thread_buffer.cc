@@ -53,6 +53,9 @@ void release_block(Block* block) {
   ::munmap(block, sizeof(Block) + block->capacity);
 }
 
+void lock_pool_for_fork() { g_pool_mutex.lock(); }
+void unlock_pool_after_fork() { g_pool_mutex.unlock(); }
+
 size_t blocks_in_flight() { return g_in_flight.load(std::memory_order_relaxed); }
 
 ThreadWriter::ThreadWriter(uint64_t stream_id, uint64_t tid) : stream_id_(stream_id), tid_(tid) {

@@ -1,0 +1,204 @@
+// Runs recorder_probe under the preload library and reads back what it
+// recorded. These tests exercise the real injected library in real child
+// processes; they are not built with sanitizers (nothing injected is).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "format/reader.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using memlife::RecordKind;
+using memlife::format::Record;
+using memlife::format::TraceReader;
+
+namespace {
+
+struct RunResult {
+  int status = 0;  // raw waitpid status
+  std::string stderr_text;
+  std::vector<fs::path> traces;
+};
+
+class RecorderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/memlife-recorder-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  RunResult run(std::vector<std::string> args, bool traced = true) {
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (std::strncmp(*e, "MEMLIFE_", 8) != 0 && std::strncmp(*e, "LD_PRELOAD=", 11) != 0) {
+        env_strings.emplace_back(*e);
+      }
+    }
+    if (traced) {
+      env_strings.push_back("LD_PRELOAD=" MEMLIFE_PRELOAD_PATH);
+      env_strings.push_back("MEMLIFE_OUTPUT_DIR=" + dir_.string());
+      env_strings.push_back("MEMLIFE_STACKS=none");
+    }
+    const fs::path err_path = dir_ / "stderr.txt";
+    args.insert(args.begin(), MEMLIFE_PROBE_PATH);
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    RunResult result;
+    waitpid(pid, &result.status, 0);
+    std::ifstream err(err_path);
+    result.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().extension() == ".mltrace") result.traces.push_back(entry.path());
+    }
+    std::sort(result.traces.begin(), result.traces.end());
+    return result;
+  }
+
+  fs::path dir_;
+};
+
+struct Summary {
+  memlife::format::ReadStatus status;
+  uint64_t pid = 0;
+  std::map<RecordKind, uint64_t> kinds;
+  std::set<uint64_t> alloc_addresses;
+  std::set<uint64_t> free_addresses;
+  bool every_free_after_its_alloc = true;
+  std::vector<std::string> step_labels;
+};
+
+Summary read_trace(const fs::path& path) {
+  Summary s;
+  std::string error;
+  auto reader = TraceReader::open(path, error);
+  EXPECT_NE(reader, nullptr) << error;
+  if (!reader) return s;
+  s.pid = reader->header().pid;
+  std::map<uint64_t, std::string> strings;
+  uint64_t last_seq = 0;
+  s.status = reader->for_each([&](const Record& r) {
+    EXPECT_GT(r.header.seq, last_seq);
+    last_seq = r.header.seq;
+    ++s.kinds[r.header.kind];
+    if (r.header.kind == RecordKind::kString) strings[r.string.id] = std::string(r.string.bytes);
+    if (r.header.kind == RecordKind::kAlloc) s.alloc_addresses.insert(r.alloc.address);
+    if (r.header.kind == RecordKind::kFree) {
+      if (!s.alloc_addresses.count(r.free.address)) s.every_free_after_its_alloc = false;
+      s.free_addresses.insert(r.free.address);
+    }
+    if (r.header.kind == RecordKind::kMark) s.step_labels.push_back(strings[r.mark.label_string]);
+    return true;
+  });
+  return s;
+}
+
+TEST_F(RecorderTest, UntracedProcessWritesNothing) {
+  RunResult r = run({"idle"}, /*traced=*/true);
+  EXPECT_TRUE(WIFEXITED(r.status));
+  EXPECT_TRUE(r.traces.empty()) << "a process that records nothing must leave no trace file";
+}
+
+TEST_F(RecorderTest, SixteenThreadsLoseNoRecord) {
+  constexpr int kThreads = 16;
+  constexpr long kPairs = 100000;
+  RunResult r = run({"threads", std::to_string(kThreads), std::to_string(kPairs)});
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.stderr_text;
+  ASSERT_EQ(WEXITSTATUS(r.status), 0) << r.stderr_text;
+  ASSERT_EQ(r.traces.size(), 1u);
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_TRUE(s.status.complete);
+  EXPECT_FALSE(s.status.damaged) << s.status.stop_reason;
+  EXPECT_EQ(s.kinds[RecordKind::kAlloc], uint64_t(kThreads * kPairs));
+  EXPECT_EQ(s.kinds[RecordKind::kFree], uint64_t(kThreads * kPairs));
+  EXPECT_EQ(s.alloc_addresses.size(), size_t(kThreads * kPairs));
+  EXPECT_TRUE(s.every_free_after_its_alloc)
+      << "global order lost: a free replayed before its alloc";
+  EXPECT_EQ(s.kinds[RecordKind::kLost], 0u);
+  EXPECT_GE(s.kinds[RecordKind::kThread], uint64_t(kThreads));
+  // The trace is owner-only: it holds paths and stack contents.
+  struct stat st {};
+  ASSERT_EQ(stat(r.traces[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(RecorderTest, ForkedChildGetsItsOwnTrace) {
+  RunResult r = run({"fork"});
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.stderr_text;
+  ASSERT_EQ(WEXITSTATUS(r.status), 0) << r.stderr_text;
+  ASSERT_EQ(r.traces.size(), 2u);
+  Summary a = read_trace(r.traces[0]), b = read_trace(r.traces[1]);
+  Summary& parent = a.kinds[RecordKind::kAlloc] > b.kinds[RecordKind::kAlloc] ? a : b;
+  Summary& child = &parent == &a ? b : a;
+  EXPECT_TRUE(parent.status.complete);
+  EXPECT_TRUE(child.status.complete);
+  EXPECT_FALSE(parent.status.damaged || child.status.damaged);
+  EXPECT_EQ(parent.kinds[RecordKind::kAlloc], 200000u);
+  EXPECT_EQ(child.kinds[RecordKind::kAlloc], 1000u);
+  EXPECT_EQ(parent.step_labels, (std::vector<std::string>{"before-fork", "after-fork"}));
+  EXPECT_EQ(child.step_labels, (std::vector<std::string>{"in-child"}));
+}
+
+TEST_F(RecorderTest, KilledProcessKeepsWhatWasFlushed) {
+  RunResult r = run({"kill"});
+  ASSERT_TRUE(WIFSIGNALED(r.status));
+  EXPECT_EQ(WTERMSIG(r.status), SIGKILL);
+  ASSERT_EQ(r.traces.size(), 1u);
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_FALSE(s.status.complete) << "no end record after SIGKILL";
+  EXPECT_FALSE(s.status.damaged) << s.status.stop_reason;
+  EXPECT_EQ(s.kinds[RecordKind::kAlloc], 1000u);
+}
+
+TEST_F(RecorderTest, UnderscoreExitClosesTheTrace) {
+  RunResult r = run({"exit_"});
+  ASSERT_TRUE(WIFEXITED(r.status));
+  EXPECT_EQ(WEXITSTATUS(r.status), 5);
+  ASSERT_EQ(r.traces.size(), 1u);
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_TRUE(s.status.complete);
+  EXPECT_EQ(s.kinds[RecordKind::kAlloc], 1000u);
+}
+
+TEST_F(RecorderTest, FullDiskWarnsOnceAndKeepsTheProgramRunning) {
+  RunResult r = run({"disk_full"});
+  ASSERT_TRUE(WIFEXITED(r.status));
+  EXPECT_EQ(WEXITSTATUS(r.status), 0);
+  size_t warnings = 0;
+  for (size_t at = r.stderr_text.find("trace is incomplete"); at != std::string::npos;
+       at = r.stderr_text.find("trace is incomplete", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 1u) << r.stderr_text;
+  ASSERT_EQ(r.traces.size(), 1u);
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_GT(s.kinds[RecordKind::kAlloc], 0u) << "what fit on disk stays readable";
+  EXPECT_LT(s.kinds[RecordKind::kAlloc], 200000u);
+}
+
+}  // namespace
