@@ -128,10 +128,11 @@ void write_chunk(uint64_t stream_id, const uint8_t* data, size_t bytes) {
   g_bytes_written += total;
 }
 
-void drain_all_locked() {
+void drain_all_locked(bool recycle = true) {
   for (ThreadWriter* w = g_writers.load(std::memory_order_acquire); w != nullptr;
        w = w->next_registered) {
-    w->drain([w](const uint8_t* data, size_t bytes) { write_chunk(w->stream_id(), data, bytes); });
+    w->drain([w](const uint8_t* data, size_t bytes) { write_chunk(w->stream_id(), data, bytes); },
+             recycle);
   }
 }
 
@@ -388,6 +389,12 @@ void shutdown(uint64_t exit_status, bool from_signal) {
   {
     ReentryGuard guard;
     if (ThreadWriter* w = current_thread_writer()) {
+      uint64_t dropped = 0;
+      for (ThreadWriter* t = g_writers.load(); t != nullptr; t = t->next_registered) {
+        dropped += t->records_dropped;
+      }
+      // Records dropped when no buffer memory could be had: say how many.
+      if (dropped > 0) emit(*w, format::LostRecord{dropped, 0});
       emit(*w, format::EndRecord{exit_status, from_signal ? kEndSignal : 0u});
     }
   }
@@ -404,6 +411,21 @@ void shutdown(uint64_t exit_status, bool from_signal) {
   drain_all_locked();
   ::close(g_fd);
   g_fd = -1;
+}
+
+void flush_from_fatal_signal() {
+  if (!active() || getpid() != g_owner_pid) return;
+  // The writer thread may be mid-flush; it finishes within one write. Give
+  // it up to ~50 ms, then write anyway rather than lose everything.
+  for (int i = 0; i < 50; ++i) {
+    if (g_flush_mutex.try_lock()) {
+      drain_all_locked(/*recycle=*/false);
+      g_flush_mutex.unlock();
+      return;
+    }
+    struct timespec ms = {0, 1'000'000};
+    nanosleep(&ms, nullptr);
+  }
 }
 
 // Fork: the child must not inherit a lock another thread held, a writer

@@ -115,6 +115,10 @@ struct PluginHooks {
   // Called in a forked child before it records anything: drop every
   // per-process table inherited from the parent.
   void (*after_fork_child)() = nullptr;
+  // memlife_work_wait: Work.wait() seen from Python (the C++ Work::wait
+  // fires no RecordFunction), with the TensorImpl addresses of the work's
+  // tensors.
+  void (*work_wait)(const uintptr_t* tensor_impls, size_t count) = nullptr;
 };
 void register_plugin(const PluginHooks& hooks);
 const PluginHooks& plugin();

@@ -30,6 +30,9 @@ void emit_new_modules(ThreadWriter& w);
 void init_from_environment();
 void shutdown(uint64_t exit_status, bool from_signal);
 void after_fork_child();
+// Writes what is buffered from a fatal signal handler: no allocation, no
+// block recycling, no end record (the trace stays marked truncated).
+void flush_from_fatal_signal();
 void before_fork();
 void after_fork_parent();
 

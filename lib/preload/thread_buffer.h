@@ -57,10 +57,11 @@ class ThreadWriter {
   StackTable*& stacks() { return stacks_; }
 
   // Writer side: calls `sink(data, bytes)` for every committed and not yet
-  // drained byte range, in order, and recycles drained blocks. Only the
-  // writer thread calls it.
+  // drained byte range, in order, and recycles drained blocks unless `recycle`
+  // is false (a fatal-signal handler must not take the pool lock). One
+  // drainer at a time: the recorder holds its flush lock.
   template <typename Sink>
-  void drain(Sink&& sink);
+  void drain(Sink&& sink, bool recycle = true);
 
   uint64_t stream_id() const { return stream_id_; }
   uint64_t tid() const { return tid_; }
@@ -86,7 +87,7 @@ class ThreadWriter {
 };
 
 template <typename Sink>
-void ThreadWriter::drain(Sink&& sink) {
+void ThreadWriter::drain(Sink&& sink, bool recycle) {
   while (head_ != nullptr) {
     Block* block = head_;
     // Read `next` before the final committed length: once the producer has
@@ -100,7 +101,7 @@ void ThreadWriter::drain(Sink&& sink) {
     if (successor == nullptr) return;
     head_ = successor;
     drained_ = 0;
-    release_block(block);
+    if (recycle) release_block(block);
   }
 }
 

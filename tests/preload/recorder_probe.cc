@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -92,6 +93,37 @@ int main(int argc, char** argv) {
     alloc_free_pairs(api, 0, 1000);
     usleep(150000);
     raise(SIGKILL);
+  }
+  if (std::strcmp(mode, "segv") == 0) {
+    // Records made just before a crash, with no time for a periodic flush.
+    alloc_free_pairs(api, 0, 1000);
+    volatile int* nowhere = nullptr;
+    *nowhere = 1;
+    return 0;
+  }
+  if (std::strcmp(mode, "signals") == 0) {
+    // Signals land on recording threads all the time.
+    signal(SIGUSR1, [](int) {});
+    std::atomic<bool> done{false};
+    std::thread storm([&] {
+      while (!done.load()) {
+        kill(getpid(), SIGUSR1);
+        usleep(50);
+      }
+    });
+    run_threads(api, 4, 50000);
+    done = true;
+    storm.join();
+    return 0;
+  }
+  if (std::strcmp(mode, "dlopen") == 0) {
+    // Libraries come and go while recording.
+    for (int i = 0; i < 50; ++i) {
+      void* lib = dlopen(i % 2 ? "libz.so.1" : "libm.so.6", RTLD_NOW);
+      alloc_free_pairs(api, i, 100);
+      if (lib != nullptr) dlclose(lib);
+    }
+    return 0;
   }
   if (std::strcmp(mode, "exit_") == 0) {
     alloc_free_pairs(api, 0, 1000);

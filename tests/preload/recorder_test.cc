@@ -175,6 +175,48 @@ TEST_F(RecorderTest, KilledProcessKeepsWhatWasFlushed) {
   EXPECT_EQ(s.kinds[RecordKind::kAlloc], 1000u);
 }
 
+TEST_F(RecorderTest, CrashKeepsRecordsUpToTheCrash) {
+  RunResult r = run({"segv"});
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << "the crash must stay a crash";
+  EXPECT_EQ(WTERMSIG(r.status), SIGSEGV);
+  ASSERT_EQ(r.traces.size(), 1u);
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_FALSE(s.status.complete) << "a crashed process is marked truncated";
+  EXPECT_FALSE(s.status.damaged) << s.status.stop_reason;
+  EXPECT_EQ(s.kinds[RecordKind::kAlloc], 1000u) << "the crash handler flushes what was recorded";
+}
+
+TEST_F(RecorderTest, SignalStormDuringRecordingLosesNothing) {
+  RunResult r = run({"signals"});
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.stderr_text;
+  EXPECT_EQ(WEXITSTATUS(r.status), 0);
+  ASSERT_EQ(r.traces.size(), 1u);
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_TRUE(s.status.complete);
+  EXPECT_EQ(s.kinds[RecordKind::kAlloc], 4u * 50000u);
+}
+
+TEST_F(RecorderTest, ModulesAreReportedAgainAfterDlopen) {
+  RunResult r = run({"dlopen"});
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.stderr_text;
+  EXPECT_EQ(WEXITSTATUS(r.status), 0);
+  ASSERT_EQ(r.traces.size(), 1u);
+  std::string error;
+  auto reader = TraceReader::open(r.traces[0], error);
+  ASSERT_NE(reader, nullptr) << error;
+  std::set<std::string> modules;
+  reader->for_each([&](const Record& rec) {
+    if (rec.header.kind == RecordKind::kModule) {
+      modules.insert(fs::path(std::string(rec.module.path)).filename().string());
+      EXPECT_GT(rec.module.size, 0u);
+    }
+    return true;
+  });
+  EXPECT_TRUE(modules.count("libz.so.1"))
+      << "a library loaded while recording gets a module record";
+  EXPECT_TRUE(modules.count("recorder_probe"));
+}
+
 TEST_F(RecorderTest, UnderscoreExitClosesTheTrace) {
   RunResult r = run({"exit_"});
   ASSERT_TRUE(WIFEXITED(r.status));
