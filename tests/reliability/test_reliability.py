@@ -1,0 +1,93 @@
+"""memlife never breaks the program it watches and never loses what it recorded
+(issue 8): real PyTorch processes under `memlife run`."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import python_cmd
+
+
+def records_of(records, kind):
+    return [r for r in records if r.get("type") == kind]
+
+
+def summary_of(records):
+    summaries = records_of(records, "summary")
+    assert summaries, "dump ends with a summary line"
+    return summaries[-1]
+
+
+def test_losses_are_bit_identical_with_and_without_memlife(memlife):
+    plain = subprocess.run(python_cmd("seeded_training.py"), capture_output=True, text=True,
+                           timeout=180)
+    assert plain.returncode == 0, plain.stderr
+    traced, out_dir = memlife.run(*python_cmd("seeded_training.py"))
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout == plain.stdout
+    assert len(plain.stdout.splitlines()) == 20
+    traces = sorted(out_dir.glob("*.mltrace"))
+    assert len(traces) == 1
+    records = memlife.dump(traces[0])
+    assert records_of(records, "alloc"), "the traced run recorded allocations"
+    # Twenty optimizer steps seen as step marks.
+    steps = [m for m in records_of(records, "mark") if m.get("kind") in ("step", 0)]
+    assert len(steps) == 20
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_dataloader_workers_finish_with_readable_traces(memlife, method):
+    proc, out_dir = memlife.run(*python_cmd("dataloader_workers.py", method), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert "total" in proc.stdout
+    traces = sorted(out_dir.glob("*.mltrace"))
+    assert len(traces) >= 1
+    complete = 0
+    for trace in traces:
+        summary = summary_of(memlife.dump(trace))
+        complete += bool(summary.get("complete"))
+    assert complete >= 1, "the main process closed its trace"
+
+
+def test_threads_and_fork_finish(memlife):
+    proc, out_dir = memlife.run(*python_cmd("threads_and_fork.py"), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "done"
+    traces = sorted(out_dir.glob("*.mltrace"))
+    # The parent and its three forked children each write their own trace.
+    assert len(traces) == 4, [t.name for t in traces]
+    for trace in traces:
+        summary = summary_of(memlife.dump(trace))
+        assert summary.get("complete"), trace.name
+        assert not summary.get("damaged"), summary
+
+
+@pytest.mark.parametrize("mode,expected_rc,complete", [
+    ("sigkill", 128 + 9, False),
+    ("segv", 128 + 11, False),
+    ("os_exit", 7, True),
+    ("raise", 1, True),
+])
+def test_bad_endings_keep_the_trace(memlife, mode, expected_rc, complete):
+    proc, out_dir = memlife.run(*python_cmd("crashes.py", mode))
+    assert proc.returncode == expected_rc, proc.stderr
+    traces = sorted(out_dir.glob("*.mltrace"))
+    assert len(traces) == 1
+    records = memlife.dump(traces[0])
+    summary = summary_of(records)
+    assert bool(summary.get("complete")) == complete
+    assert not summary.get("damaged"), summary
+    big = [a for a in records_of(records, "alloc") if a.get("bytes") == 4 << 20]
+    assert len(big) >= 4, "the four 4 MiB tensors made before the end are in the trace"
+
+
+def test_out_of_memory_is_reported_and_traced(memlife):
+    proc, out_dir = memlife.run(*python_cmd("crashes.py", "oom"))
+    assert proc.returncode != 0
+    assert "memory" in proc.stderr.lower()
+    traces = sorted(out_dir.glob("*.mltrace"))
+    assert len(traces) == 1
+    records = memlife.dump(traces[0])
+    summary = summary_of(records)
+    assert not summary.get("damaged"), summary
+    assert len([a for a in records_of(records, "alloc") if a.get("bytes") == 256 << 20]) >= 1
