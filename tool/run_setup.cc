@@ -1,0 +1,145 @@
+#include "run_setup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <random>
+
+namespace memlife::tool {
+namespace fs = std::filesystem;
+namespace {
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &local);
+  return buf;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<std::string> executable_dir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  return self.parent_path().string();
+}
+
+}  // namespace
+
+std::string default_output_dir() { return "memlife-" + timestamp(); }
+
+std::string new_run_id() {
+  std::random_device entropy;
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(entropy()));
+  return timestamp() + "-" + suffix;
+}
+
+std::optional<std::string> prepare_output_dir(const std::string& dir, std::string& error) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(dir, ec);
+  if (!ec) fs::create_directories(absolute, ec);
+  if (ec) {
+    error = "cannot create output directory " + dir + ": " + ec.message();
+    return std::nullopt;
+  }
+  if (!fs::is_directory(absolute, ec)) {
+    error = "output path " + dir + " is not a directory";
+    return std::nullopt;
+  }
+  // access(W_OK) says yes to root on a read-only file system; creating a
+  // file is the only honest test.
+  const std::string probe = (absolute / (".memlife-probe-" + std::to_string(::getpid()))).string();
+  int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = "output directory " + dir + " is not writable: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return fs::path(absolute).lexically_normal().string();
+}
+
+std::optional<std::string> find_command(const std::string& name, std::string& error) {
+  if (name.empty()) {
+    error = "no command given (usage: memlife run [options] -- CMD [ARGS...])";
+    return std::nullopt;
+  }
+  if (name.find('/') != std::string::npos) {
+    if (is_executable_file(name)) return name;
+    error = "command not found or not executable: " + name;
+    return std::nullopt;
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t end = path.find(':', begin);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+    begin = end + 1;
+  }
+  error = "command not found on PATH: " + name;
+  return std::nullopt;
+}
+
+std::optional<RecorderLibraries> find_recorder_libraries(std::string& error) {
+  std::string lib_dir;
+  if (const char* override_dir = std::getenv("MEMLIFE_LIB_DIR"); override_dir && *override_dir) {
+    lib_dir = override_dir;
+  } else if (auto exe_dir = executable_dir()) {
+    lib_dir = *exe_dir + "/../lib";
+  } else {
+    error = "cannot locate the memlife executable (/proc/self/exe); set MEMLIFE_LIB_DIR";
+    return std::nullopt;
+  }
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(fs::absolute(lib_dir, ec), ec);
+  RecorderLibraries libs;
+  fs::path preload = dir / "libmemlife_preload.so";
+  if (!fs::is_regular_file(preload, ec)) {
+    error = "preload library not found at " + preload.string() +
+            " (build the memlife_preload target, or set MEMLIFE_LIB_DIR)";
+    return std::nullopt;
+  }
+  libs.preload = preload.string();
+  fs::path plugin = dir / "libmemlife_torch.so";
+  if (fs::is_regular_file(plugin, ec)) libs.torch_plugin = plugin.string();
+  return libs;
+}
+
+EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& output_dir,
+                             const std::string& run_id, const RunOptions& options,
+                             const char* existing_ld_preload) {
+  std::string ld_preload = libs.preload;
+  if (existing_ld_preload && *existing_ld_preload) {
+    ld_preload += ':';
+    ld_preload += existing_ld_preload;
+  }
+  EnvVars env = {
+      {"LD_PRELOAD", ld_preload},
+      {"MEMLIFE_OUTPUT_DIR", output_dir},
+      {"MEMLIFE_RUN_ID", run_id},
+      {"MEMLIFE_STACKS", options.stacks},
+      {"MEMLIFE_MAX_DEPTH", std::to_string(options.max_depth)},
+      {"MEMLIFE_STEPS", options.steps},
+  };
+  if (!libs.torch_plugin.empty()) env.emplace_back("MEMLIFE_TORCH_PLUGIN", libs.torch_plugin);
+  return env;
+}
+
+}  // namespace memlife::tool

@@ -1,0 +1,54 @@
+// Everything `memlife run` checks and decides before it launches anything:
+// the output directory, the command, the recorder libraries and the
+// environment the recorder reads. Each check fails with one line to print.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memlife::tool {
+
+struct RunOptions {
+  std::string output_dir;  // empty: memlife-<YYYYmmdd-HHMMSS> in the cwd
+  std::string stacks = "python";
+  unsigned max_depth = 32;
+  std::string steps = "auto";
+  std::vector<std::string> command;
+};
+
+struct RecorderLibraries {
+  std::string preload;       // absolute path of libmemlife_preload.so
+  std::string torch_plugin;  // absolute path of libmemlife_torch.so; empty if absent
+};
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// memlife-<YYYYmmdd-HHMMSS>, local time.
+std::string default_output_dir();
+// <YYYYmmdd-HHMMSS>-<8 hex digits>: unique enough to tell runs apart when
+// several share one output directory.
+std::string new_run_id();
+
+// Creates `dir` (and parents) if needed and proves it writable by creating
+// and removing a probe file. Returns its absolute path, or nullopt with
+// `error` set.
+std::optional<std::string> prepare_output_dir(const std::string& dir, std::string& error);
+
+// The executable execvp would run for `name`: `name` itself when it holds a
+// slash, else the first executable regular file of that name on PATH.
+std::optional<std::string> find_command(const std::string& name, std::string& error);
+
+// Finds the recorder libraries in $MEMLIFE_LIB_DIR, else <exe dir>/../lib.
+// The preload library is required; the torch plugin is optional (a build
+// without torch records allocations only).
+std::optional<RecorderLibraries> find_recorder_libraries(std::string& error);
+
+// The variables the recorder reads, with LD_PRELOAD put in front of
+// `existing_ld_preload` (may be null).
+EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& output_dir,
+                             const std::string& run_id, const RunOptions& options,
+                             const char* existing_ld_preload);
+
+}  // namespace memlife::tool

@@ -1,0 +1,81 @@
+// memlife run: runs a command under the recorder and summarises its traces.
+#include <cstdlib>
+#include <iostream>
+
+#include "child_process.h"
+#include "run_setup.h"
+#include "trace_summary.h"
+#include "verbs.h"
+
+namespace memlife::tool {
+namespace {
+
+int run(RunOptions options) {
+  std::string error;
+  if (options.output_dir.empty()) options.output_dir = default_output_dir();
+  // Every refusal happens before the command starts: a half-started
+  // training job is worse than none.
+  auto executable = find_command(options.command.empty() ? "" : options.command[0], error);
+  if (!executable) {
+    std::cerr << "memlife run: " << error << "\n";
+    return 2;
+  }
+  auto libs = find_recorder_libraries(error);
+  if (!libs) {
+    std::cerr << "memlife run: " << error << "\n";
+    return 2;
+  }
+  auto output_dir = prepare_output_dir(options.output_dir, error);
+  if (!output_dir) {
+    std::cerr << "memlife run: " << error << "\n";
+    return 2;
+  }
+  if (libs->torch_plugin.empty()) {
+    std::cerr << "memlife run: warning: no torch plugin next to " << libs->preload
+              << "; tensors and ops will not be recorded\n";
+  }
+
+  const std::string run_id = new_run_id();
+  const EnvVars env =
+      recorder_environment(*libs, *output_dir, run_id, options, std::getenv("LD_PRELOAD"));
+  const int exit_code = run_child(*executable, options.command, env);
+
+  const auto traces = summarize_run(*output_dir, run_id);
+  if (traces.empty()) {
+    std::cerr << "memlife run: no traces in " << *output_dir
+              << " (the command never started the recorder)\n";
+  } else {
+    std::cerr << "memlife run: " << traces.size() << " trace" << (traces.size() == 1 ? "" : "s")
+              << " in " << *output_dir << "\n";
+    for (const TraceSummary& s : traces) std::cerr << "memlife run:   " << summary_line(s) << "\n";
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void register_run_verb(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* verb = app.add_subcommand("run", "Run a command under the memlife recorder");
+  verb->add_option("-o,--output", options->output_dir,
+                   "Directory for the traces (default: memlife-<YYYYmmdd-HHMMSS>)");
+  verb->add_option("--stacks", options->stacks, "Which stacks to record")
+      ->check(CLI::IsMember({"none", "python", "native", "all"}))
+      ->capture_default_str();
+  verb->add_option("--max-depth", options->max_depth, "Deepest stack recorded, in frames")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  verb->add_option("--steps", options->steps,
+                   "Step boundaries: auto (optimizer step or marks) or marks (only marks)")
+      ->check(CLI::IsMember({"auto", "marks"}))
+      ->capture_default_str();
+  // After "--" every word is the command's, even ones that look like
+  // memlife options.
+  verb->add_option("command", options->command, "The command to run and its arguments, after --");
+  verb->footer("Example: memlife run -o traces -- python train.py --lr 0.1");
+  verb->callback([options] {
+    if (int code = run(*options); code != 0) throw ExitWith{code};
+  });
+}
+
+}  // namespace memlife::tool
