@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds memlife and runs the whole test suite through ctest: first the
+# default build (everything, torch and injected tests included), then the
+# ASan+UBSan build for every test that does not inject the recorder.
+#
+#   scripts/test.sh
+#
+# Environment: MEMLIFE_JOBS (build and test parallelism, default: all
+# cores); MEMLIFE_ASAN=auto|always|never (default auto: the sanitizer pass
+# runs when the first pass finished within MEMLIFE_ASAN_BUDGET_S seconds,
+# default 1800, so CI stays well inside an hour).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs="${MEMLIFE_JOBS:-$(nproc)}"
+asan="${MEMLIFE_ASAN:-auto}"
+budget="${MEMLIFE_ASAN_BUDGET_S:-1800}"
+
+stage() { echo "=== test.sh: $* ($((SECONDS / 60))m$((SECONDS % 60))s elapsed)" >&2; }
+
+stage "default build"
+cmake --preset default
+cmake --build --preset default -j "$jobs"
+stage "default tests"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+case "$asan" in
+  never) stage "asan pass skipped (MEMLIFE_ASAN=never)"; exit 0 ;;
+  auto)
+    if ((SECONDS > budget)); then
+      stage "asan pass skipped: first pass took longer than ${budget}s"
+      exit 0
+    fi ;;
+  always) ;;
+  *) echo "test.sh: MEMLIFE_ASAN must be auto, always or never" >&2; exit 2 ;;
+esac
+stage "asan build"
+cmake --preset asan
+cmake --build --preset asan -j "$jobs"
+stage "asan tests (label 'injected' excluded)"
+ctest --preset asan -j "$jobs"
+stage "done"
