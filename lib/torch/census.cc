@@ -1,0 +1,97 @@
+#include "torch/census.h"
+
+#include <ATen/core/TensorBase.h>
+#include <c10/core/StorageImpl.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "preload/recorder.h"
+#include "torch/identity.h"
+#include "torch/python_stack.h"
+
+namespace memlife::torch_plugin {
+namespace {
+
+// c10d::get_work_registry_size() where this torch exports it.
+uint64_t unwaited_works() {
+  using Fn = size_t (*)();
+  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_ZN4c10d22get_work_registry_sizeEv"));
+  return fn != nullptr ? static_cast<uint64_t>(fn()) : format::kUnknownCount;
+}
+
+struct Holder {
+  const c10::StorageImpl* storage;
+  size_t live_index;
+  uint64_t storage_id;
+};
+
+}  // namespace
+
+void write_census(CensusReason reason) {
+  // The GIL first: locking a tensor that has a Python wrapper touches the
+  // wrapper's refcount, and no plugin lock is ever held while waiting for
+  // the GIL.
+  GilScope gil;
+  std::vector<LiveTensor> live;
+  {
+    rec::ReentryGuard guard;  // proceeds even when nested: census never recurses
+    rec::ThreadWriter* w = rec::current_thread_writer();
+    if (w == nullptr) return;
+    live = lock_live_tensors();
+    format::CensusRecord begin;
+    begin.census_id = rec::next_id();
+    begin.phase = 0;
+    begin.reason = reason;
+    begin.step = rec::current_step();
+    begin.live_tensors = live.size();
+    begin.c10d_unwaited_works = unwaited_works();
+    rec::emit(*w, begin);
+
+    // set_data and storage resize are invisible to the dispatcher: catch up
+    // on them here.
+    std::vector<Holder> holders;
+    holders.reserve(live.size());
+    for (size_t i = 0; i < live.size(); ++i) {
+      const bool is_view = at::TensorBase(live[i].tensor).is_view();
+      const TensorSighting s = sight_tensor(live[i].tensor, is_view);
+      if (s.tensor_id == 0) continue;
+      if (s.needs_record()) emit_tensor_record(*w, *live[i].tensor, s, is_view, 0, 0, 0, 0);
+      holders.push_back({s.storage, i, s.storage_id});
+    }
+    std::sort(holders.begin(), holders.end(),
+              [](const Holder& a, const Holder& b) { return a.storage < b.storage; });
+    std::vector<format::CensusHolder> group;
+    for (size_t i = 0; i < holders.size();) {
+      const c10::StorageImpl* storage = holders[i].storage;
+      group.clear();
+      size_t j = i;
+      for (; j < holders.size() && holders[j].storage == storage; ++j) {
+        const c10::TensorImpl& impl = *live[holders[j].live_index].tensor;
+        group.push_back({live[holders[j].live_index].id, reachable_bytes(impl)});
+      }
+      const c10::TensorImpl& first = *live[holders[i].live_index].tensor;
+      format::CensusStorageRecord r;
+      r.census_id = begin.census_id;
+      r.storage_id = holders[i].storage_id;
+      r.data_address = reinterpret_cast<uint64_t>(storage->data_ptr().get());
+      r.storage_bytes = storage->nbytes();
+      // The plugin holds strong references to TensorImpls only, never to
+      // storages: this count is the program's own.
+      r.use_count = static_cast<uint64_t>(first.unsafe_storage().use_count());
+      r.device = first.device().is_cpu() ? -1 : static_cast<int64_t>(first.device().index());
+      r.holders = format::list_of<format::CensusHolder>(group);
+      rec::emit(*w, r);
+      i = j;
+    }
+    format::CensusRecord end = begin;
+    end.phase = 1;
+    rec::emit(*w, end);
+  }
+  // Dropped outside the guard: a tensor that died meanwhile frees its
+  // storage here, and that free is recorded.
+  live.clear();
+}
+
+}  // namespace memlife::torch_plugin

@@ -1,0 +1,266 @@
+#include "torch/identity.h"
+
+#include <c10/core/StorageImpl.h>
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+namespace memlife::torch_plugin {
+namespace {
+
+using WeakTensor = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+using WeakStorage = c10::weak_intrusive_ptr<c10::StorageImpl>;
+
+struct TensorEntry {
+  explicit TensorEntry(const TensorPtr& tensor) : weak(tensor) {}
+  WeakTensor weak;
+  uint64_t id = 0;
+  const c10::StorageImpl* storage = nullptr;
+  uint64_t storage_id = 0;
+  uint64_t data_address = 0;
+  uint64_t storage_bytes = 0;
+  uint64_t geometry = 0;
+};
+
+struct StorageEntry {
+  explicit StorageEntry(WeakStorage w) : weak(std::move(w)) {}
+  WeakStorage weak;
+  uint64_t id = 0;
+  uint64_t first_tensor = 0;
+  uint64_t data_address = 0;
+};
+
+// Drops expired entries once a shard has doubled since its last pruning, so
+// a long loop without steps does not keep dead TensorImpl shells around.
+template <typename Entry>
+struct Shard {
+  std::mutex mutex;
+  std::unordered_map<const void*, Entry> map;
+  size_t prune_at = 4096;
+
+  void maybe_prune() {
+    if (map.size() < prune_at) return;
+    for (auto it = map.begin(); it != map.end();) {
+      it = it->second.weak.expired() ? map.erase(it) : std::next(it);
+    }
+    prune_at = std::max<size_t>(4096, map.size() * 2);
+  }
+};
+
+constexpr size_t kShards = 64;
+struct Tables {
+  std::array<Shard<TensorEntry>, kShards> tensors;
+  std::array<Shard<StorageEntry>, kShards> storages;
+};
+Tables* g_tables = new Tables();
+
+size_t shard_of(const void* p) {
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> 58);
+}
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + 0x9E37; }
+
+uint64_t geometry_of(const c10::TensorImpl& impl) {
+  uint64_t h = mix(0xcbf29ce484222325ull, static_cast<uint64_t>(impl.storage_offset()));
+  const auto sizes = impl.sizes();
+  const auto strides = impl.strides();
+  h = mix(h, sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    h = mix(h, static_cast<uint64_t>(sizes[i]));
+    h = mix(h, static_cast<uint64_t>(strides[i]));
+  }
+  return mix(h, impl.dtype().itemsize());
+}
+
+// Storage id for a sighting; also says whether it is fresh or aliased.
+void sight_storage(const c10::Storage& storage, uint64_t tensor_id, TensorSighting& s) {
+  c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+  Shard<StorageEntry>& shard = g_tables->storages[shard_of(impl)];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  auto it = shard.map.find(impl);
+  if (it != shard.map.end() && !it->second.weak.expired()) {
+    s.storage_id = it->second.id;
+    s.aliases = it->second.first_tensor != tensor_id;
+    it->second.data_address = s.data_address;
+    return;
+  }
+  shard.maybe_prune();
+  StorageEntry entry(storage.getWeakStorageImpl());
+  entry.id = rec::next_id();
+  entry.first_tensor = tensor_id;
+  entry.data_address = s.data_address;
+  s.storage_id = entry.id;
+  s.storage_fresh = true;
+  shard.map.insert_or_assign(impl, std::move(entry));
+}
+
+std::atomic<uint64_t> g_dtype_strings[256];
+
+uint64_t dtype_string(const c10::TensorImpl& impl) {
+  const auto index = static_cast<uint8_t>(impl.dtype().toScalarType());
+  uint64_t id = g_dtype_strings[index].load(std::memory_order_acquire);
+  if (id == 0) {
+    const auto name = impl.dtype().name();
+    id = rec::intern_string(std::string_view(name.data(), name.size()));
+    g_dtype_strings[index].store(id, std::memory_order_release);
+  }
+  return id;
+}
+
+int64_t device_of(const c10::TensorImpl& impl) {
+  const c10::Device device = impl.device();
+  return device.is_cpu() ? -1 : static_cast<int64_t>(device.index());
+}
+
+}  // namespace
+
+bool trackable(const c10::TensorImpl& impl) {
+  if (!impl.has_storage() || impl.is_nested() || impl.has_symbolic_sizes_strides()) return false;
+  const c10::DispatchKeySet keys = impl.key_set();
+  if (keys.has(c10::DispatchKey::Python) || keys.has(c10::DispatchKey::Functionalize)) return false;
+  return !impl.is_meta() && impl.unsafe_storage().unsafeGetStorageImpl() != nullptr;
+}
+
+TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
+  TensorSighting s;
+  const c10::TensorImpl& impl = *tensor;
+  if (!trackable(impl)) return s;
+  const c10::Storage& storage = impl.unsafe_storage();
+  s.storage = storage.unsafeGetStorageImpl();
+  s.data_address = reinterpret_cast<uint64_t>(s.storage->data_ptr().get());
+  s.storage_bytes = s.storage->nbytes();
+  const uint64_t geometry = mix(geometry_of(impl), is_view ? 1 : 0);
+  {
+    Shard<TensorEntry>& shard = g_tables->tensors[shard_of(&impl)];
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.map.find(&impl);
+    if (it != shard.map.end() && !it->second.weak.expired()) {
+      TensorEntry& e = it->second;
+      s.tensor_id = e.id;
+      if (e.storage == s.storage && e.data_address == s.data_address &&
+          e.storage_bytes == s.storage_bytes && e.geometry == geometry) {
+        s.storage_id = e.storage_id;
+        return s;  // the common case: a tensor seen before, unchanged
+      }
+      s.changed = true;
+      e.storage = s.storage;
+      e.data_address = s.data_address;
+      e.storage_bytes = s.storage_bytes;
+      e.geometry = geometry;
+    } else {
+      shard.maybe_prune();
+      TensorEntry e(tensor);
+      e.id = rec::next_id();
+      e.storage = s.storage;
+      e.data_address = s.data_address;
+      e.storage_bytes = s.storage_bytes;
+      e.geometry = geometry;
+      s.tensor_id = e.id;
+      s.is_new = true;
+      shard.map.insert_or_assign(&impl, std::move(e));
+    }
+  }
+  sight_storage(storage, s.tensor_id, s);
+  Shard<TensorEntry>& shard = g_tables->tensors[shard_of(&impl)];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  auto it = shard.map.find(&impl);
+  if (it != shard.map.end()) it->second.storage_id = s.storage_id;
+  return s;
+}
+
+uint64_t known_tensor_id(const c10::TensorImpl* impl, uint64_t* storage_id) {
+  const c10::StorageImpl* storage = nullptr;
+  uint64_t id = 0;
+  {
+    Shard<TensorEntry>& shard = g_tables->tensors[shard_of(impl)];
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.map.find(impl);
+    if (it == shard.map.end() || it->second.weak.expired()) return 0;
+    id = it->second.id;
+    storage = it->second.storage;
+  }
+  if (storage_id != nullptr) {
+    *storage_id = 0;
+    Shard<StorageEntry>& shard = g_tables->storages[shard_of(storage)];
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.map.find(storage);
+    if (it != shard.map.end() && !it->second.weak.expired()) *storage_id = it->second.id;
+  }
+  return id;
+}
+
+uint64_t storage_id_for_address(const void* address) {
+  const auto wanted = reinterpret_cast<uint64_t>(address);
+  for (Shard<StorageEntry>& shard : g_tables->storages) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    for (const auto& [impl, entry] : shard.map) {
+      if (entry.data_address == wanted && !entry.weak.expired()) return entry.id;
+    }
+  }
+  return 0;
+}
+
+uint64_t reachable_bytes(const c10::TensorImpl& impl) {
+  const auto sizes = impl.sizes();
+  const auto strides = impl.strides();
+  uint64_t span = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return 0;
+    span += static_cast<uint64_t>(sizes[i] - 1) * static_cast<uint64_t>(strides[i]);
+  }
+  return span * impl.dtype().itemsize();
+}
+
+void emit_tensor_record(rec::ThreadWriter& w, const c10::TensorImpl& impl, const TensorSighting& s,
+                        bool is_view, uint64_t flags, uint64_t base_tensor_id, uint64_t op_string,
+                        uint64_t stack_id) {
+  format::TensorRecord r;
+  r.tensor_id = s.tensor_id;
+  r.storage_id = s.storage_id;
+  r.data_address = s.data_address;
+  r.storage_bytes = s.storage_bytes;
+  r.storage_offset = static_cast<uint64_t>(impl.storage_offset());
+  const auto sizes = impl.sizes();
+  const auto strides = impl.strides();
+  r.sizes = {sizes.data(), sizes.size()};
+  r.strides = {strides.data(), strides.size()};
+  r.itemsize = impl.dtype().itemsize();
+  r.dtype_string = dtype_string(impl);
+  r.device = device_of(impl);
+  if (is_view) flags |= kTensorIsView;
+  if (s.aliases) flags |= kTensorAliases;
+  if (impl.requires_grad()) flags |= kTensorRequiresGrad;
+  r.flags = flags;
+  r.base_tensor_id = base_tensor_id;
+  r.op_string = op_string;
+  r.stack_id = stack_id;
+  rec::emit(w, r);
+}
+
+std::vector<LiveTensor> lock_live_tensors() {
+  std::vector<LiveTensor> live;
+  for (Shard<TensorEntry>& shard : g_tables->tensors) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    for (auto it = shard.map.begin(); it != shard.map.end();) {
+      TensorPtr strong = it->second.weak.lock();
+      if (!strong) {
+        it = shard.map.erase(it);
+        continue;
+      }
+      live.push_back({std::move(strong), it->second.id});
+      ++it;
+    }
+  }
+  return live;
+}
+
+void reset_identity_after_fork() {
+  // Leaked on purpose: another parent thread may have held a shard lock
+  // mid-update at fork time, so the old tables cannot be trusted.
+  g_tables = new Tables();
+  for (auto& id : g_dtype_strings) id.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace memlife::torch_plugin

@@ -1,0 +1,66 @@
+// Identity of TensorImpls and StorageImpls without extending lifetimes:
+// tables keyed by address hold c10::weak_intrusive_ptr, which keeps the
+// object's address reserved (so a live object at a known address is the
+// same object) but not its memory.
+#pragma once
+
+#include <c10/core/TensorImpl.h>
+#include <c10/core/UndefinedTensorImpl.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "format/records.h"
+#include "preload/recorder.h"
+
+namespace memlife::torch_plugin {
+
+using TensorPtr = c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+
+// What a sighting of a tensor found out.
+struct TensorSighting {
+  uint64_t tensor_id = 0;  // 0: not tracked (no storage, meta, subclass...)
+  bool is_new = false;     // first sighting of this TensorImpl
+  bool changed = false;    // storage or geometry changed since last recorded
+  uint64_t storage_id = 0;
+  const c10::StorageImpl* storage = nullptr;
+  bool storage_fresh = false;  // first sighting of the storage
+  bool aliases = false;        // the storage was known through another tensor
+  uint64_t data_address = 0;
+  uint64_t storage_bytes = 0;
+  bool needs_record() const { return tensor_id != 0 && (is_new || changed); }
+};
+
+// Whether memlife can describe the tensor without calling into Python or
+// tripping a throwing accessor.
+bool trackable(const c10::TensorImpl& impl);
+
+// `is_view` comes from autograd (TensorBase::is_view), which marks a view
+// only after the kernel that made it returned: a later sighting that sees
+// the flag appear records the tensor again.
+TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view);
+
+// The id of a live TensorImpl seen before, or 0.
+uint64_t known_tensor_id(const c10::TensorImpl* impl, uint64_t* storage_id);
+
+// Storage id of a live storage whose data starts at `address`, or 0.
+uint64_t storage_id_for_address(const void* address);
+
+// Writes the tensor record for a sighting.
+void emit_tensor_record(rec::ThreadWriter& w, const c10::TensorImpl& impl, const TensorSighting& s,
+                        bool is_view, uint64_t flags, uint64_t base_tensor_id, uint64_t op_string,
+                        uint64_t stack_id);
+
+// Bytes of the storage the tensor's elements span (0 when it has none).
+uint64_t reachable_bytes(const c10::TensorImpl& impl);
+
+// Live tracked tensors, locked; expired entries are dropped on the way.
+struct LiveTensor {
+  TensorPtr tensor;
+  uint64_t id;
+};
+std::vector<LiveTensor> lock_live_tensors();
+
+void reset_identity_after_fork();
+
+}  // namespace memlife::torch_plugin

@@ -1,0 +1,93 @@
+// Entry point the preload library calls right after dlopen of this plugin.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "memlife/memlife.h"
+#include "preload/recorder.h"
+#include "torch/census.h"
+#include "torch/cpu_allocator.h"
+#include "torch/identity.h"
+#include "torch/op_observer.h"
+#include "torch/python_stack.h"
+#include "torch/thread_state.h"
+
+namespace memlife::torch_plugin {
+namespace {
+
+thread_local ThreadState* tls_state = nullptr;
+
+void after_fork_child() {
+  reset_identity_after_fork();
+  reset_op_observer_after_fork();
+  reset_python_frames_after_fork();
+  reset_thread_state_after_fork();
+}
+
+uint64_t storage_id_hook(const void* address) { return storage_id_for_address(address); }
+
+}  // namespace
+
+const OpName* OpNameCache::find(const char* name) const {
+  const Slot& s = slots_[slot_of(name)];
+  if (s.pointer != name || std::strcmp(s.text.c_str(), name) != 0) return nullptr;
+  return &s.value;
+}
+
+void OpNameCache::insert(const char* name, const OpName& value) {
+  Slot& s = slots_[slot_of(name)];
+  s.pointer = name;
+  s.text = name;
+  s.value = value;
+}
+
+void OpNameCache::clear() {
+  for (Slot& s : slots_) s = Slot();
+}
+
+ThreadState& thread_state() {
+  if (tls_state == nullptr) tls_state = new ThreadState();
+  return *tls_state;
+}
+
+uint64_t current_op_name() {
+  const ThreadState* ts = tls_state;
+  if (ts == nullptr || ts->depth == 0) return 0;
+  const int top = ts->depth > ThreadState::kMaxDepth ? ThreadState::kMaxDepth : ts->depth;
+  return ts->frames[top - 1].name.string_id;
+}
+
+void reset_thread_state_after_fork() {
+  if (tls_state == nullptr) return;
+  tls_state->names.clear();
+  tls_state->last_alloc_address = 0;
+  tls_state->last_alloc_stack = 0;
+}
+
+}  // namespace memlife::torch_plugin
+
+extern "C" MEMLIFE_API int memlife_torch_plugin_init(void) {
+  using namespace memlife;
+  using namespace memlife::torch_plugin;
+  try {
+    const char* floor = std::getenv("MEMLIFE_TORCH_FLOOR");
+    if (floor != nullptr && std::strcmp(floor, "1") == 0) {
+      install_floor_observer();
+      return 0;
+    }
+    if (!rec::ensure_started()) return 0;  // recording is off: stay out of the way
+    init_python_api();
+    rec::PluginHooks hooks;
+    hooks.census = &write_census;
+    hooks.storage_id_for_address = &torch_plugin::storage_id_hook;
+    hooks.python_stack = &capture_python_stack;
+    hooks.after_fork_child = &torch_plugin::after_fork_child;
+    hooks.work_wait = &record_work_wait;
+    rec::register_plugin(hooks);
+    install_cpu_allocator();
+    install_op_observer();
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}

@@ -1,0 +1,79 @@
+// Per-thread plugin state: the stack of open ops (allocations are charged
+// to the innermost one) and small caches that keep the per-op path to a
+// few lookups. No torch headers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memlife::torch_plugin {
+
+enum class OpKind : uint8_t {
+  kPlain,
+  kCollective,            // c10d::allreduce_ and friends (return a Work)
+  kFunctionalCollective,  // _c10d_functional::* (need wait_tensor)
+  kWaitTensor,            // _c10d_functional::wait_tensor
+  kOptimizerStep,         // USER_SCOPE "Optimizer.step#..."
+};
+
+struct OpName {
+  uint64_t string_id = 0;
+  OpKind kind = OpKind::kPlain;
+  int async_arg = -1;  // index of the "asyncOp" bool input, -1 if none
+};
+
+struct InputRef {
+  const void* storage = nullptr;
+  uint64_t tensor_id = 0;
+};
+
+struct OpFrame {
+  static constexpr int kMaxInputs = 8;
+  const void* range = nullptr;  // the RecordFunction: unique while it runs
+  uint64_t op_id = 0;
+  OpName name;
+  bool async = false;
+  uint8_t input_count = 0;
+  InputRef inputs[kMaxInputs];
+  // Input tensor ids of collectives (kept whole, not capped).
+  std::vector<uint64_t> collective_inputs;
+};
+
+// Op names by the pointer torch hands out, checked against a copy of the
+// text because names of string-built ranges live in the range itself.
+class OpNameCache {
+ public:
+  const OpName* find(const char* name) const;
+  void insert(const char* name, const OpName& value);
+  void clear();
+
+ private:
+  static constexpr size_t kSlots = 1024;
+  struct Slot {
+    const char* pointer = nullptr;
+    std::string text;
+    OpName value;
+  };
+  static size_t slot_of(const char* p) { return (reinterpret_cast<uintptr_t>(p) >> 3) % kSlots; }
+  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+};
+
+struct ThreadState {
+  static constexpr int kMaxDepth = 64;
+  OpFrame frames[kMaxDepth];
+  int depth = 0;  // may exceed kMaxDepth: deeper frames are counted only
+  uint64_t last_alloc_address = 0;
+  uint64_t last_alloc_stack = 0;
+  OpNameCache names;
+  std::vector<uint64_t> scratch_inputs, scratch_outputs;
+};
+
+ThreadState& thread_state();
+// The innermost open op's name string on this thread, 0 when none.
+uint64_t current_op_name();
+// Called in a forked child: string ids interned by the parent are not in
+// the child's trace.
+void reset_thread_state_after_fork();
+
+}  // namespace memlife::torch_plugin

@@ -1,0 +1,159 @@
+"""Marks for memlife traces.
+
+Thin ctypes wrappers over the C API that the preload library exports into
+the process when the program runs under ``memlife run``. Outside it every
+function does nothing (and warns once).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import warnings
+
+__all__ = ["active", "mark_step", "mark", "expect_freed", "census", "flush", "install_hooks"]
+
+
+class _Api:
+    """The C API, resolved once; None where the preload library is absent."""
+
+    def __init__(self) -> None:
+        self.lib = None
+        self.work_wait = None
+        try:
+            lib = ctypes.CDLL(None)
+            lib.memlife_active.restype = ctypes.c_int
+            lib.memlife_mark_step.argtypes = [ctypes.c_char_p]
+            lib.memlife_mark.argtypes = [ctypes.c_char_p]
+            lib.memlife_expect_freed.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            lib.memlife_census.argtypes = []
+            lib.memlife_flush.argtypes = []
+        except (OSError, AttributeError):
+            return
+        self.lib = lib
+        try:
+            fn = lib.memlife_work_wait
+            fn.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t]
+            fn.restype = None
+            self.work_wait = fn
+        except AttributeError:
+            pass
+
+
+_api = _Api()
+_warned = False
+
+
+def _lib():
+    global _warned
+    if _api.lib is not None and _api.lib.memlife_active() == 1:
+        return _api.lib
+    if not _warned:
+        _warned = True
+        warnings.warn("memlife: not running under `memlife run`; marks are ignored", stacklevel=3)
+    return None
+
+
+def _bytes(label):
+    if label is None:
+        return None
+    return str(label).encode("utf-8", "replace")
+
+
+def active() -> bool:
+    """True when this process is being recorded."""
+    return _api.lib is not None and _api.lib.memlife_active() == 1
+
+
+def mark_step(label=None) -> None:
+    """Marks a step boundary (and takes a census when torch is loaded)."""
+    lib = _lib()
+    if lib is not None:
+        lib.memlife_mark_step(_bytes(label))
+
+
+def mark(label) -> None:
+    """Puts a free-form label on the timeline."""
+    lib = _lib()
+    if lib is not None:
+        lib.memlife_mark(_bytes(label))
+
+
+def expect_freed(tensor, label) -> None:
+    """Declares that `tensor`'s storage must be gone by the next census."""
+    lib = _lib()
+    if lib is not None:
+        lib.memlife_expect_freed(ctypes.c_void_p(tensor.untyped_storage().data_ptr()), _bytes(label))
+
+
+def census() -> None:
+    """Asks for a census of live tensors and storages now."""
+    lib = _lib()
+    if lib is not None:
+        lib.memlife_census()
+
+
+def flush() -> None:
+    """Writes buffered records to the trace file now."""
+    lib = _lib()
+    if lib is not None:
+        lib.memlife_flush()
+
+
+def _work_tensors(work):
+    try:
+        result = work.result()
+    except Exception:  # not every backend keeps results
+        return []
+    tensors = []
+    stack = [result]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif hasattr(item, "_cdata"):
+            tensors.append(item)
+    return tensors
+
+
+def _install_work_wait() -> bool:
+    """Wraps c10d's Work.wait, whose C++ side fires no RecordFunction."""
+    if _api.work_wait is None or not active():
+        return False
+    try:
+        from torch._C._distributed_c10d import Work
+    except ImportError:
+        return False
+    original = Work.wait
+    if getattr(original, "_memlife_wrapped", False):
+        return True
+    notify = _api.work_wait
+
+    def wait(self, *args, **kwargs):
+        done = original(self, *args, **kwargs)
+        try:
+            impls = [t._cdata for t in _work_tensors(self)]
+            array = (ctypes.c_size_t * len(impls))(*impls)
+            notify(array, len(impls))
+        except Exception:  # never change the program's behaviour
+            pass
+        return done
+
+    wait._memlife_wrapped = True
+    wait.__doc__ = original.__doc__
+    Work.wait = wait
+    return True
+
+
+def install_hooks() -> bool:
+    """Installs the Python-side hooks (Work.wait). Called on import; call it
+    again after importing torch.distributed when memlife was imported first."""
+    try:
+        return _install_work_wait()
+    except Exception:
+        return False
+
+
+import sys as _sys
+
+if "torch" in _sys.modules:
+    install_hooks()

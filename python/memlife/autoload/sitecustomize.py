@@ -1,0 +1,58 @@
+"""Installs memlife's Python hooks once the program imports torch.distributed.
+
+``memlife run`` prepends this folder to PYTHONPATH. It chains to any other
+sitecustomize on the path, costs one meta-path lookup per import until
+torch.distributed is loaded, and does nothing outside ``memlife run``.
+"""
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+_TARGET = "torch.distributed"
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != _TARGET:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_hook(module):
+            exec_module(module)
+            try:
+                import memlife
+
+                memlife.install_hooks()
+            except Exception:
+                pass
+
+        spec.loader.exec_module = exec_then_hook
+        return spec
+
+
+def _chain_to_next_sitecustomize():
+    here = os.path.dirname(os.path.abspath(__file__))
+    del sys.modules["sitecustomize"]
+    saved = sys.path[:]
+    try:
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+        try:
+            import sitecustomize  # noqa: F401
+        except ImportError:
+            pass
+    finally:
+        sys.path[:] = saved
+
+
+if os.environ.get("MEMLIFE_OUTPUT_DIR"):
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if package_root not in sys.path:
+        sys.path.append(package_root)
+    sys.meta_path.insert(0, _AfterImport())
+_chain_to_next_sitecustomize()
