@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpu/gpu_hooks.h"
 #include "preload/recorder_state.h"
 
 namespace memlife::rec {
@@ -192,6 +193,7 @@ __attribute__((constructor)) void memlife_preload_init() {
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   std::atexit(at_exit_handler);
   install_fatal_signal_handlers();
+  gpu::at_start();
 }
 
 }  // namespace
@@ -212,6 +214,7 @@ __attribute__((visibility("default"))) void* dlopen(const char* file, int mode) 
   ReentryGuard guard;
   if (!guard.entered()) return handle;
   if (file != nullptr && std::strstr(file, "torch") != nullptr) load_torch_plugin();
+  memlife::gpu::on_library_loaded(file);
   if (active()) {
     if (ThreadWriter* w = current_thread_writer()) emit_new_modules(*w);
   }

@@ -1,0 +1,101 @@
+// Records torch's CUDA caching allocator through its trace tracker
+// (torch >= 2.2). The tracker runs with the per-device allocator lock held:
+// it copies plain fields into a record and nothing else: no GIL, no torch
+// calls, no Python stack (a thread waiting for the GIL may hold this lock's
+// waiters: lock order is GIL -> allocator). The Python side of an
+// allocation's stack comes from the op that is open on this thread.
+#include "torch/cuda/cuda_tracker.h"
+
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "preload/recorder.h"
+
+#if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 2)
+#error "memlife's CUDA tracker needs torch >= 2.2 (attachAllocatorTraceTracker)"
+#endif
+
+namespace memlife::torch_cuda {
+namespace {
+
+namespace alloc = c10::cuda::CUDACachingAllocator;
+// TraceEntry moved to c10/core/CachingDeviceAllocator.h in newer trees; the
+// CUDA namespace re-exports it, so this name works in 2.2 through 2.15.
+using Entry = alloc::TraceEntry;
+
+std::atomic<uint64_t (*)()> g_current_op_name{nullptr};
+
+uint64_t allocation_stack(rec::ThreadWriter& w) {
+  const rec::StackMode mode = rec::settings().stacks;
+  if (mode != rec::StackMode::kNative && mode != rec::StackMode::kAll) return 0;
+  uint64_t native[64];
+  const size_t depth = rec::settings().max_depth < 64 ? rec::settings().max_depth : 64;
+  const size_t n = rec::capture_native_stack(native, depth, 3);
+  return rec::intern_stack(w, nullptr, 0, native, n);
+}
+
+void on_trace(const Entry& e) {
+  rec::ReentryGuard guard;
+  if (!guard.entered()) return;
+  rec::ThreadWriter* w = rec::current_thread_writer();
+  if (w == nullptr) return;
+  const auto address = static_cast<uint64_t>(e.addr_);
+  const auto bytes = static_cast<uint64_t>(e.size_);
+  const auto device = static_cast<int64_t>(e.device_);
+  const auto stream = reinterpret_cast<uint64_t>(e.stream_);
+  switch (e.action_) {
+    case Entry::ALLOC: {
+      auto op_name = g_current_op_name.load(std::memory_order_relaxed);
+      rec::emit(*w, format::AllocRecord{address, bytes, device, stream, allocation_stack(*w),
+                                        op_name != nullptr ? op_name() : 0});
+      break;
+    }
+    case Entry::FREE_REQUESTED:
+      rec::emit(*w, format::FreeRecord{address, bytes, device, FreePhase::kRequested});
+      break;
+    case Entry::FREE_COMPLETED:
+      rec::emit(*w, format::FreeRecord{address, bytes, device, FreePhase::kCompleted});
+      break;
+    case Entry::SEGMENT_ALLOC:
+    case Entry::SEGMENT_MAP:
+      rec::emit_segment(true, format::SegmentRecord{address, bytes, device, stream});
+      break;
+    case Entry::SEGMENT_FREE:
+    case Entry::SEGMENT_UNMAP:
+      rec::emit_segment(false, format::SegmentRecord{address, bytes, device, stream});
+      break;
+    case Entry::OOM:
+      // For OOM, addr_ is the free memory the device reported.
+      rec::emit(*w, format::OomRecord{device, bytes, address, 0});
+      break;
+    default:  // SNAPSHOT and newer actions carry no memory event
+      break;
+  }
+}
+
+}  // namespace
+}  // namespace memlife::torch_cuda
+
+extern "C" __attribute__((visibility("default"))) int memlife_torch_cuda_try_attach(
+    uint64_t (*current_op_name)()) {
+  using namespace memlife::torch_cuda;
+  static std::atomic<int> state{0};
+  static std::mutex attach_mutex;
+  if (state.load() != 0) return state.load();
+  try {
+    alloc::CUDAAllocator* allocator = alloc::get();
+    if (allocator == nullptr || !allocator->initialized()) return 0;
+    std::lock_guard<std::mutex> lock(attach_mutex);
+    if (state.load() != 0) return state.load();
+    g_current_op_name.store(current_op_name);
+    // The cudaMallocAsync backend refuses trace trackers (throws).
+    allocator->attachAllocatorTraceTracker(&on_trace);
+    state.store(1);
+  } catch (...) {
+    state.store(-1);
+  }
+  return state.load();
+}
