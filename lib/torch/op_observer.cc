@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "gpu/gpu_hooks.h"
 #include "preload/recorder.h"
 #include "torch/identity.h"
 #include "torch/thread_state.h"
@@ -71,7 +72,7 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
     if (auto schema = fn.operator_schema()) {
       const auto& args = schema->arguments();
       for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i].name() == "asyncOp") result.async_arg = static_cast<int>(i);
+        if (args[i].name() == "asyncOp" || args[i].name() == "async_op") result.async_arg = static_cast<int>(i);
       }
     }
   }
@@ -280,6 +281,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   // An exception out of a callback is a disaster on some torch releases:
   // nothing leaves this function.
   try {
+    // CUDA's allocator exists only after lazy init, so keep trying (one
+    // atomic load once attached).
+    memlife_torch_cuda_attach_if_ready(&current_op_name);
     start_op(fn);
   } catch (...) {
   }
@@ -289,6 +293,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   try {
     end_op(fn);
+    memlife_torch_cuda_attach_if_ready(&current_op_name);
   } catch (...) {
   }
 }
