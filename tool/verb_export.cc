@@ -1,17 +1,129 @@
-// Placeholder: the export verb is delivered by issue 6.
+// memlife export: traces to the ecosystem's viewers. torch-snapshot writes
+// the pickle of torch.cuda.memory._dump_snapshot for pytorch.org/memory_viz
+// (one per process); perfetto writes Chrome trace-event JSON for
+// ui.perfetto.dev (all processes in one file).
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "verbs.h"
+#include "views/perfetto.h"
+#include "views/torch_snapshot.h"
+#include "views/trace_inputs.h"
+#include "views/trace_timeline.h"
 
 namespace memlife::tool {
 
+namespace {
+
+struct ExportArgs {
+  std::vector<std::string> inputs;
+  std::string format;
+  std::string output;
+  std::string report;
+  bool no_cpu = false;
+  size_t max_entries = 0;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::cerr << "memlife export: " << message << "\n";
+  throw ExitWith{2};
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) fail(path + ": cannot open for writing");
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) fail(path + ": write failed");
+}
+
+// FILE for one process; FILE with ".pid<PID>" before its extension when
+// there are several.
+std::string snapshot_path(const std::string& output, uint64_t pid, bool several) {
+  if (!several) return output;
+  std::filesystem::path p(output);
+  const std::string stem = p.stem().string() + ".pid" + std::to_string(pid);
+  return (p.parent_path() / (stem + p.extension().string())).string();
+}
+
+std::vector<views::TraceTimeline> load_all(const std::vector<std::string>& paths,
+                                           const views::TimelineOptions& options) {
+  std::vector<views::TraceTimeline> timelines(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::string error;
+    if (!views::load_timeline(paths[i], options, timelines[i], error)) fail(error);
+    if (timelines[i].truncated)
+      std::cerr << "memlife export: " << paths[i] << ": truncated (" << timelines[i].stop_reason
+                << "); exporting what was recorded\n";
+  }
+  return timelines;
+}
+
+void run_export(const ExportArgs& args) {
+  std::vector<std::string> paths;
+  std::string error;
+  if (!views::expand_trace_inputs(args.inputs, paths, error)) fail(error);
+
+  if (args.format == "torch-snapshot") {
+    views::TimelineOptions options;
+    options.keep_events = true;
+    views::SnapshotOptions snapshot;
+    snapshot.include_cpu = !args.no_cpu;
+    snapshot.max_events_per_device = args.max_entries;
+    const bool several = paths.size() > 1;
+    for (const std::string& path : paths) {
+      const auto timelines = load_all({path}, options);
+      const views::TraceTimeline& t = timelines.front();
+      views::SnapshotSummary summary;
+      const std::string bytes = views::torch_snapshot_pickle(t, snapshot, &summary);
+      const std::string out = snapshot_path(args.output, t.header.pid, several);
+      write_file(out, bytes);
+      std::cerr << "memlife export: wrote " << out << " (" << summary.segments << " segments, "
+                << summary.blocks << " blocks, " << summary.events << " events"
+                << (summary.cpu_index >= 0 ? ", CPU as device " + std::to_string(summary.cpu_index)
+                                           : std::string())
+                << ")\n";
+    }
+    return;
+  }
+
+  nlohmann::json report;  // null unless --report
+  if (!args.report.empty()) {
+    std::ifstream in(args.report);
+    if (!in) fail(args.report + ": cannot open");
+    report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (report.is_discarded() || !report.is_object() || !report.contains("findings") ||
+        !report["findings"].is_array())
+      fail(args.report + ": not a memlife analysis report (JSON with a findings array)");
+  }
+  const auto timelines = load_all(paths, views::TimelineOptions{});
+  const nlohmann::json trace = views::perfetto_trace(timelines, report, views::PerfettoOptions{});
+  write_file(args.output, views::dump_json(trace));
+  std::cerr << "memlife export: wrote " << args.output << " (" << trace["traceEvents"].size()
+            << " events from " << timelines.size() << " process(es))\n";
+}
+
+}  // namespace
+
 void register_export_verb(CLI::App& app) {
-  CLI::App* verb = app.add_subcommand("export", "Export traces to memory_viz / Perfetto (issue 6)");
-  verb->allow_extras();
-  verb->callback([] {
-    std::cerr << "memlife export: not implemented yet; see issue 6\n";
-    throw ExitWith{2};
-  });
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* verb = app.add_subcommand(
+      "export", "Export traces for PyTorch's memory viewer (torch-snapshot) or Perfetto");
+  verb->add_option("inputs", args->inputs, "trace files or folders of *.mltrace")->required();
+  verb->add_option("--format", args->format, "torch-snapshot or perfetto")
+      ->required()
+      ->check(CLI::IsMember({"torch-snapshot", "perfetto"}));
+  verb->add_option("-o,--output", args->output,
+                   "output file (torch-snapshot with several processes: FILE.pid<PID>.ext each)")
+      ->required();
+  verb->add_option("--report", args->report,
+                   "perfetto: analysis report whose findings become instant events");
+  verb->add_flag("--no-cpu", args->no_cpu, "torch-snapshot: leave CPU storages out");
+  verb->add_option("--max-entries", args->max_entries,
+                   "torch-snapshot: keep the last N events per device (0: all)");
+  verb->callback([args] { run_export(*args); });
 }
 
 }  // namespace memlife::tool

@@ -1,17 +1,128 @@
-// Placeholder: the report verb is delivered by issue 6.
+// memlife report: one self-contained HTML page of a run. Given traces (or
+// their folder) it runs the analysis itself; given a report.json it reads
+// the traces the report names, or the ones beside it.
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
+#include "analysis/analyze.h"
+#include "analysis/report.h"
 #include "verbs.h"
+#include "views/html_report.h"
+#include "views/trace_inputs.h"
+#include "views/trace_timeline.h"
 
 namespace memlife::tool {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string report;
+  std::string title;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::cerr << "memlife report: " << message << "\n";
+  throw ExitWith{2};
+}
+
+bool is_json_file(const std::string& path) {
+  return fs::path(path).extension() == ".json" && fs::is_regular_file(path);
+}
+
+nlohmann::json read_report(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path + ": cannot open");
+  nlohmann::json report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded()) fail(path + ": not valid JSON");
+  if (!report.is_object() || !report.contains("processes") || !report["processes"].is_array() ||
+      !report.contains("findings") || !report["findings"].is_array())
+    fail(path + ": not a memlife analysis report (needs processes and findings arrays)");
+  return report;
+}
+
+// The traces a report names: each process's path as written, else the file
+// of that name beside the report, else every trace beside the report.
+std::vector<std::string> traces_of_report(const nlohmann::json& report, const std::string& path) {
+  const fs::path dir = fs::path(path).parent_path();
+  std::vector<std::string> found;
+  for (const nlohmann::json& p : report["processes"]) {
+    if (!p.is_object() || !p.contains("path") || !p["path"].is_string()) continue;
+    const fs::path named = p["path"].get<std::string>();
+    std::error_code ec;
+    if (fs::is_regular_file(named, ec)) {
+      found.push_back(named.string());
+    } else if (fs::is_regular_file(dir / named.filename(), ec)) {
+      found.push_back((dir / named.filename()).string());
+    }
+  }
+  if (found.empty()) {
+    std::string error;
+    views::expand_trace_inputs({dir.empty() ? std::string(".") : dir.string()}, found, error);
+  }
+  return found;
+}
+
+void run_report(const ReportArgs& args) {
+  nlohmann::json report;
+  std::vector<std::string> traces;
+  std::string error;
+  if (args.inputs.size() == 1 && is_json_file(args.inputs.front())) {
+    report = read_report(args.inputs.front());
+    traces = traces_of_report(report, args.inputs.front());
+    if (traces.empty())
+      std::cerr << "memlife report: no trace found for " << args.inputs.front()
+                << "; the page has findings but no timeline\n";
+  } else {
+    if (!views::expand_trace_inputs(args.inputs, traces, error)) fail(error);
+    if (!args.report.empty()) {
+      report = read_report(args.report);
+    } else {
+      // The one place the report depends on the analyzer.
+      report = analysis::make_report(analysis::analyze_traces(traces, analysis::AnalysisOptions{}));
+    }
+  }
+
+  std::vector<views::TraceTimeline> timelines;
+  for (const std::string& path : traces) {
+    views::TraceTimeline t;
+    if (!views::load_timeline(path, views::TimelineOptions{}, t, error)) {
+      std::cerr << "memlife report: " << error << "; skipped\n";
+      continue;
+    }
+    timelines.push_back(std::move(t));
+  }
+  views::HtmlOptions options;
+  if (!args.title.empty()) options.title = args.title;
+  const std::string page = views::html_report(timelines, report, options);
+  std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
+  if (!out) fail(args.output + ": cannot open for writing");
+  out << page;
+  out.close();
+  if (!out) fail(args.output + ": write failed");
+  std::cerr << "memlife report: wrote " << args.output << " (" << timelines.size()
+            << " process(es), " << report.value("findings", nlohmann::json::array()).size()
+            << " finding(s))\n";
+}
+
+}  // namespace
+
 void register_report_verb(CLI::App& app) {
-  CLI::App* verb = app.add_subcommand("report", "Write an HTML report of traces (issue 6)");
-  verb->allow_extras();
-  verb->callback([] {
-    std::cerr << "memlife report: not implemented yet; see issue 6\n";
-    throw ExitWith{2};
-  });
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* verb =
+      app.add_subcommand("report", "Write a self-contained HTML report of traces or a report.json");
+  verb->add_option("inputs", args->inputs, "trace files, folders of *.mltrace, or one report.json")
+      ->required();
+  verb->add_option("-o,--output", args->output, "HTML file to write")->required();
+  verb->add_option("--report", args->report,
+                   "with traces: use this analysis report instead of analyzing again");
+  verb->add_option("--title", args->title, "page title");
+  verb->callback([args] { run_report(*args); });
 }
 
 }  // namespace memlife::tool

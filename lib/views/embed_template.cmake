@@ -1,0 +1,20 @@
+# Turns the report template into a C++ string constant. The template is
+# split into raw-string pieces so no single literal grows past compiler
+# limits and the delimiter can never occur inside.
+file(READ ${IN} content)
+string(FIND "${content}" ")MLTPL\"" clash)
+if(NOT clash EQUAL -1)
+  message(FATAL_ERROR "report template contains the raw-string delimiter")
+endif()
+string(LENGTH "${content}" total)
+set(out "// Generated from report_template.html; do not edit.\n")
+string(APPEND out "namespace memlife::views {\nextern const char* const kReportTemplatePieces[];\n")
+string(APPEND out "const char* const kReportTemplatePieces[] = {\n")
+set(pos 0)
+while(pos LESS total)
+  string(SUBSTRING "${content}" ${pos} 8000 piece)
+  string(APPEND out "R\"MLTPL(${piece})MLTPL\",\n")
+  math(EXPR pos "${pos} + 8000")
+endwhile()
+string(APPEND out "nullptr};\n}  // namespace memlife::views\n")
+file(WRITE ${OUT} "${out}")
