@@ -54,12 +54,25 @@ bool cpu_has_sse42() {
 
 }  // namespace
 
+bool crc32c_uses_hardware() {
+#if defined(__x86_64__)
+  static const bool use_sse42 = cpu_has_sse42();
+  return use_sse42;
+#else
+  return false;
+#endif
+}
+
+uint32_t crc32c_portable(const void* data, size_t bytes, uint32_t seed) {
+  return ~crc32c_table(static_cast<const uint8_t*>(data), bytes, ~seed);
+}
+
 uint32_t crc32c(const void* data, size_t bytes, uint32_t seed) {
   const auto* bytes_in = static_cast<const uint8_t*>(data);
   uint32_t crc = ~seed;
 #if defined(__x86_64__)
-  static const bool use_sse42 = cpu_has_sse42();
-  crc = use_sse42 ? crc32c_sse42(bytes_in, bytes, crc) : crc32c_table(bytes_in, bytes, crc);
+  crc = crc32c_uses_hardware() ? crc32c_sse42(bytes_in, bytes, crc)
+                               : crc32c_table(bytes_in, bytes, crc);
 #else
   crc = crc32c_table(bytes_in, bytes, crc);
 #endif

@@ -41,7 +41,8 @@ class RecordEncoder {
   }
   void str(std::string_view s) {
     varint(s.size());
-    std::memcpy(out_, s.data(), s.size());
+    // An empty view may have a null data(), which memcpy must not get.
+    if (!s.empty()) std::memcpy(out_, s.data(), s.size());
     out_ += s.size();
   }
   template <typename T>

@@ -23,6 +23,15 @@ uint32_t get_u32(const uint8_t* p) {
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
+// Most varints in a trace are single bytes: take those without the loop.
+inline bool get_varint_fast(const uint8_t*& in, const uint8_t* end, uint64_t& value) {
+  if (in != end && *in < 0x80) {
+    value = *in++;
+    return true;
+  }
+  return get_varint(in, end, value);
+}
+
 // Bounds-checked field decoding over one record.
 class FieldDecoder {
  public:
@@ -31,7 +40,7 @@ class FieldDecoder {
 
   uint64_t varint() {
     uint64_t v = 0;
-    if (ok_ && !get_varint(in_, end_, v)) ok_ = false;
+    if (ok_ && !get_varint_fast(in_, end_, v)) ok_ = false;
     return ok_ ? v : 0;
   }
   int64_t svarint() { return zigzag_decode(varint()); }
@@ -50,17 +59,17 @@ class FieldDecoder {
   template <typename T, bool Signed>
   List<T> list(std::vector<T>& storage) {
     const uint64_t n = varint();
-    storage.clear();
     if (!ok_ || n > static_cast<uint64_t>(end_ - in_)) {
+      storage.clear();
       ok_ = false;
       return {};
     }
-    storage.reserve(n);
+    storage.resize(n);
     for (uint64_t i = 0; i < n && ok_; ++i) {
       if constexpr (Signed) {
-        storage.push_back(svarint());
+        storage[i] = svarint();
       } else {
-        storage.push_back(static_cast<T>(varint()));
+        storage[i] = static_cast<T>(varint());
       }
     }
     return List<T>{storage.data(), storage.size()};
@@ -256,7 +265,7 @@ bool decode_record_fields(RecordKind kind, const uint8_t*& in, const uint8_t* en
 namespace {
 
 struct ChunkRef {
-  uint64_t file_offset;  // of the chunk prefix, for error messages
+  uint64_t file_offset;  // of the first record, for error messages
   const uint8_t* records;
   const uint8_t* end;
 };
@@ -285,8 +294,10 @@ class StreamCursor {
     const uint8_t kind_byte = *pos_++;
     uint64_t seq_delta = 0, time_delta = 0;
     bool ok = kind_byte >= 1 && kind_byte <= kMaxRecordKind &&
-              get_varint(pos_, chunk.end, seq_delta) && get_varint(pos_, chunk.end, time_delta);
-    if (ok && started_ && seq_delta == 0) ok = false;  // sequence must increase
+              get_varint_fast(pos_, chunk.end, seq_delta) &&
+              get_varint_fast(pos_, chunk.end, time_delta);
+    // The sequence must increase, and must not wrap around on hostile input.
+    if (ok && started_ && (seq_delta == 0 || seq_delta > ~state_.last_seq)) ok = false;
     const auto kind = static_cast<RecordKind>(kind_byte);
     if (ok) ok = decode_record_fields(kind, pos_, chunk.end, state_.last_address, record_);
     if (!ok) {
@@ -473,7 +484,8 @@ ReadStatus TraceReader::read(RecordVisitor& visitor) {
     auto [it, inserted] = by_stream.try_emplace(stream_id);
     if (inserted) stream_order.push_back(stream_id);
     if (records != payload + payload_bytes) {
-      it->second.push_back(ChunkRef{offset, records, payload + payload_bytes});
+      const auto records_offset = static_cast<uint64_t>(records - data_);
+      it->second.push_back(ChunkRef{records_offset, records, payload + payload_bytes});
     }
     ++status.chunks;
     offset += kChunkPrefixBytes + payload_bytes;
@@ -505,13 +517,20 @@ ReadStatus TraceReader::read(RecordVisitor& visitor) {
     const size_t i = heap.top();
     heap.pop();
     StreamCursor& cursor = *cursors[i];
-    ++status.records;
-    if (cursor.record().header.kind == RecordKind::kEnd) status.complete = true;
-    if (!visitor.on_record(cursor.record())) return status;
-    if (cursor.next()) {
-      heap.push(i);
-    } else {
-      note_stream_error(cursor);
+    // Threads write in bursts: keep taking records from this stream while
+    // they come before every other stream's next one, without heap traffic.
+    for (;;) {
+      ++status.records;
+      if (cursor.record().header.kind == RecordKind::kEnd) status.complete = true;
+      if (!visitor.on_record(cursor.record())) return status;
+      if (!cursor.next()) {
+        note_stream_error(cursor);
+        break;
+      }
+      if (!heap.empty() && cursors[heap.top()]->seq() < cursor.seq()) {
+        heap.push(i);
+        break;
+      }
     }
   }
   return status;
