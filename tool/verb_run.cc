@@ -63,7 +63,7 @@ void register_run_verb(CLI::App& app) {
       ->check(CLI::IsMember({"none", "python", "native", "all"}))
       ->capture_default_str();
   verb->add_option("--max-depth", options->max_depth, "Deepest stack recorded, in frames")
-      ->check(CLI::Range(1u, 1024u))
+      ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
   verb->add_option("--steps", options->steps,
                    "Step boundaries: auto (optimizer step or marks) or marks (only marks)")

@@ -149,7 +149,8 @@ class RunTest(unittest.TestCase):
         self.assertEqual(len(made), 1, os.listdir(self.tmp.name))
 
     def test_rejects_bad_option_values(self):
-        for args in (("--stacks", "some"), ("--steps", "never"), ("--max-depth", "0")):
+        for args in (("--stacks", "some"), ("--steps", "never"), ("--max-depth", "0"),
+                     ("--max-depth", "257")):
             result = self.memlife_run(*args, "--", "true")
             self.assertEqual(result.returncode, 2, args)
 
