@@ -1,18 +1,96 @@
-// Placeholder until the analysis library lands; its owner replaces this file.
+// `memlife check DIR|TRACE|report.json [--fail-on KINDS] [--max-bytes N]
+// [--suppressions FILE] [--baseline FILE] [--junit FILE]`: exit 0 when no
+// finding fails the gate, 1 when one does, 2 on a usage error or an
+// unreadable input.
+#include <fstream>
 #include <iostream>
 
+#include "analysis/analyze.h"
+#include "analysis/check.h"
+#include "analysis/report.h"
 #include "verbs.h"
 
 namespace memlife::tool {
 
-void register_check_verb(CLI::App &app) {
-  CLI::App *verb =
-      app.add_subcommand("check", "Gate CI on the findings of traces");
-  verb->allow_extras();
-  verb->callback([] {
-    std::cerr << "memlife check: not built yet\n";
-    throw ExitWith{2};
+namespace {
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "memlife check: " << message << "\n";
+  throw ExitWith{2};
+}
+
+nlohmann::json report_for(const std::vector<std::string>& inputs, uint64_t warmup) {
+  std::string error;
+  if (inputs.size() == 1 && inputs[0].size() > 5 &&
+      inputs[0].compare(inputs[0].size() - 5, 5, ".json") == 0) {
+    nlohmann::json report;
+    if (!analysis::load_report(inputs[0], report, error)) usage_error(error);
+    return report;
+  }
+  std::vector<std::string> paths;
+  if (!analysis::collect_trace_paths(inputs, paths, error)) usage_error(error);
+  analysis::AnalysisOptions options;
+  options.warmup_steps = warmup;
+  const auto results = analysis::analyze_traces(paths, options);
+  for (const auto& r : results)
+    if (!r.error.empty()) usage_error(r.error);
+  return analysis::make_report(results);
+}
+
+}  // namespace
+
+void register_check_verb(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> inputs;
+    std::string fail_on, suppressions, baseline, junit;
+    uint64_t max_bytes = 0, warmup_steps = 2;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* verb = app.add_subcommand("check", "Gate CI on the findings of traces");
+  verb->add_option("inputs", args->inputs, "report.json, trace files or folders")->required();
+  verb->add_option("--fail-on", args->fail_on,
+                   "comma-separated kinds that fail (default: residual_view, unwaited_collective, "
+                   "use_before_wait, step_growth, expect_freed); 'all' or 'none'");
+  verb->add_option("--max-bytes", args->max_bytes,
+                   "failing findings of at most this many bytes only warn");
+  verb->add_option("--suppressions", args->suppressions, "file of kind:frame-glob rules");
+  verb->add_option("--baseline", args->baseline, "an earlier report: fail only on new findings");
+  verb->add_option("--junit", args->junit, "write JUnit XML here");
+  verb->add_option("--warmup-steps", args->warmup_steps, "when analyzing traces");
+  verb->callback([args] {
+    analysis::GateOptions gate;
+    std::string error;
+    if (!args->fail_on.empty() &&
+        !analysis::parse_fail_kinds(args->fail_on, gate.fail_kinds, error))
+      usage_error(error);
+    gate.max_bytes = args->max_bytes;
+    if (!args->suppressions.empty() &&
+        !analysis::load_suppressions(args->suppressions, gate.suppressions, error))
+      usage_error(error);
+    if (!args->baseline.empty()) {
+      nlohmann::json base;
+      if (!analysis::load_report(args->baseline, base, error)) usage_error("baseline " + error);
+      for (const auto& f : base["findings"]) gate.baseline.insert(analysis::finding_fingerprint(f));
+      gate.has_baseline = true;
+    }
+    const nlohmann::json report = report_for(args->inputs, args->warmup_steps);
+    const analysis::GateResult result = analysis::apply_gate(report, gate);
+    const auto& findings = report["findings"];
+    for (size_t i = 0; i < findings.size(); ++i) {
+      const auto v = result.verdicts[i];
+      std::cerr << analysis::verdict_name(v) << ": " << findings[i].value("kind", "") << " (rank "
+                << findings[i].value("rank", nlohmann::json(nullptr)).dump()
+                << "): " << findings[i].value("message", "") << "\n";
+    }
+    if (!args->junit.empty()) {
+      std::ofstream out(args->junit);
+      out << analysis::junit_xml(report, result);
+      if (!out) usage_error("cannot write " + args->junit);
+    }
+    std::cerr << "memlife check: " << result.failures << " failing, " << result.warnings
+              << " warning(s), " << findings.size() << " finding(s)\n";
+    if (result.exit_code() != 0) throw ExitWith{result.exit_code()};
   });
 }
 
-} // namespace memlife::tool
+}  // namespace memlife::tool

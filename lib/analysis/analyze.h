@@ -1,0 +1,41 @@
+// Analysis of whole traces: one process per trace, several traces in
+// parallel, per process first (cross-rank checks build on the results).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/detector.h"
+#include "analysis/finding.h"
+#include "analysis/model.h"
+
+namespace memlife::analysis {
+
+struct ProcessAnalysis {
+  std::string path;
+  std::string error;  // non-empty: the trace could not be opened at all
+  format::TraceHeader header;
+  int64_t rank = -1, world_size = -1;
+  std::string torch_version;
+  std::vector<StepMark> steps;
+  uint64_t allocations = 0, peak_bytes = 0, records = 0, records_lost = 0, ooms = 0;
+  bool truncated = false;
+  std::string stop_reason;
+  std::vector<Finding> findings;
+};
+
+ProcessAnalysis analyze_trace(const std::string& path, const AnalysisOptions& options);
+ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOptions& options);
+
+// Analyzes every trace, up to `threads` at once (0: one per core); results
+// in the order of `paths`.
+std::vector<ProcessAnalysis> analyze_traces(const std::vector<std::string>& paths,
+                                            const AnalysisOptions& options, unsigned threads = 0);
+
+// Expands folders into the *.mltrace files they hold (sorted); files are
+// taken as given. Returns false with a one-line error when an input does not
+// exist or a folder holds no trace.
+bool collect_trace_paths(const std::vector<std::string>& inputs, std::vector<std::string>& paths,
+                         std::string& error);
+
+}  // namespace memlife::analysis

@@ -1,0 +1,160 @@
+// use_before_wait: a non-view op read a collective's output (or a tensor
+// sharing its storage) while the collective was still in flight: it read
+// memory the collective had not finished writing. View ops only read
+// metadata, and the collective's own ops (and ops nested in them) are the
+// collective itself.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+
+#include "analysis/detector.h"
+
+namespace memlife::analysis {
+
+bool is_view_op(std::string_view name) {
+  static constexpr std::array<std::string_view, 24> kViews = {"aten::view",
+                                                              "aten::slice",
+                                                              "aten::as_strided",
+                                                              "aten::alias",
+                                                              "aten::_reshape_alias",
+                                                              "aten::select",
+                                                              "aten::narrow",
+                                                              "aten::t",
+                                                              "aten::transpose",
+                                                              "aten::unsqueeze",
+                                                              "aten::squeeze",
+                                                              "aten::expand",
+                                                              "aten::permute",
+                                                              "aten::split",
+                                                              "aten::chunk",
+                                                              "aten::detach",
+                                                              "aten::view_as",
+                                                              "aten::unbind",
+                                                              "aten::unfold",
+                                                              "aten::reshape",
+                                                              "aten::split_with_sizes",
+                                                              "aten::flatten",
+                                                              "aten::lift_fresh",
+                                                              "aten::_unsafe_view"};
+  // Overload names ("aten::view.dtype") count as the op.
+  const std::string_view base = name.substr(0, name.find('.'));
+  return std::find(kViews.begin(), kViews.end(), base) != kViews.end();
+}
+
+bool is_collective_op(std::string_view name) {
+  return name.starts_with("c10d::") || name.starts_with("_c10d_functional::") ||
+         name.starts_with("c10d_functional::") ||
+         name.find("wait_tensor") != std::string_view::npos || name.starts_with("gloo:") ||
+         name.starts_with("nccl:");
+}
+
+namespace {
+
+struct Use {
+  uint64_t op_string = 0, stack_id = 0, tensor_id = 0;
+  uint64_t collective_op = 0, collective_stack = 0, bytes = 0;
+  When at;
+};
+
+class UseBeforeWait final : public Detector {
+ public:
+  void on_collective_issue(const Model& m, const Collective& c) override {
+    for (uint64_t s : c.output_storages) by_storage_[s] = c.id;
+    for (uint64_t t : c.outputs) by_tensor_[t] = c.id;
+  }
+  void on_collective_wait(const Model&, const format::CollectiveWaitRecord&, const Collective* c,
+                          const When&) override {
+    if (!c) return;
+    for (uint64_t s : c->output_storages) by_storage_.erase(s);
+    for (uint64_t t : c->outputs) by_tensor_.erase(t);
+  }
+
+  void on_op_begin(const Model& m, const format::OpBeginRecord& r, const When& at,
+                   uint64_t stream) override {
+    auto& open = open_[stream];
+    const std::string_view name = m.str(r.name_string);
+    const bool collective = is_collective_op(name);
+    const bool inside = !open.empty() && open.back().second;
+    open.emplace_back(r.op_id, collective || inside);
+    if (collective || inside || is_view_op(name) || (by_storage_.empty() && by_tensor_.empty()))
+      return;
+    for (uint64_t t : r.inputs) {
+      uint64_t cid = 0;
+      if (auto it = by_tensor_.find(t); it != by_tensor_.end()) cid = it->second;
+      const uint64_t s = m.storage_of(t);
+      if (auto it = by_storage_.find(s); !cid && s && it != by_storage_.end()) cid = it->second;
+      if (!cid) continue;
+      auto c = m.pending_collectives.find(cid);
+      if (c == m.pending_collectives.end()) continue;
+      ++total_;
+      if (uses_.size() < 4096) {
+        const Storage* st = m.storage(s);
+        uses_.push_back({r.name_string, r.stack_id, t, c->second.op_string, c->second.stack_id,
+                         st ? st->bytes : c->second.bytes, at});
+      }
+      break;
+    }
+  }
+
+  void on_op_end(const Model&, const format::OpEndRecord& r, uint64_t stream) override {
+    auto it = open_.find(stream);
+    if (it == open_.end()) return;
+    auto& open = it->second;
+    // Pop to the op that ended: a lost op_end must not wedge the stack.
+    for (size_t i = open.size(); i-- > 0;) {
+      if (open[i].first == r.op_id) {
+        open.resize(i);
+        break;
+      }
+    }
+  }
+
+  void finish(const Model& m, bool, StackResolver& stacks, std::vector<Finding>& out) override {
+    std::map<std::string, std::vector<const Use*>> groups;
+    for (const Use& u : uses_)
+      groups[std::string(m.str(u.op_string)) + "|" + stacks.key(u.stack_id) + "|" +
+             std::string(m.str(u.collective_op))]
+          .push_back(&u);
+    for (auto& [key, us] : groups) {
+      const Use& u = *us.front();
+      Finding f;
+      f.kind = kUseBeforeWait;
+      f.severity = default_severity(f.kind);
+      f.count = us.size();
+      f.bytes = u.bytes;
+      std::vector<uint64_t> steps;
+      for (const Use* x : us) steps.push_back(x->at.step);
+      std::sort(steps.begin(), steps.end());
+      steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+      const std::string op(m.str(u.op_string)), cop(m.str(u.collective_op));
+      f.evidence["op"] = op;
+      f.evidence["collective_op"] = cop;
+      f.evidence["tensors"] = nlohmann::json::array({{{"tensor_id", u.tensor_id}}});
+      f.evidence["steps"] = steps;
+      f.evidence["stacks"] =
+          nlohmann::json::array({stacks.frames(u.stack_id), stacks.frames(u.collective_stack)});
+      f.evidence["stack_roles"] = {"use", "issue"};
+      if (total_ > uses_.size()) f.evidence["uses_not_listed"] = total_ - uses_.size();
+      const std::string line = stacks.user_line(u.stack_id);
+      f.message = op + " read the output of " + cop + " before it was waited (" +
+                  std::to_string(f.count) + " time(s))" + (line.empty() ? "" : " at " + line);
+      out.push_back(std::move(f));
+    }
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> by_storage_, by_tensor_;              // -> collective id
+  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, bool>>> open_;  // per stream
+  std::vector<Use> uses_;
+  uint64_t total_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Detector> make_use_before_wait_detector(const AnalysisOptions&) {
+  return std::make_unique<UseBeforeWait>();
+}
+
+}  // namespace memlife::analysis

@@ -1,0 +1,58 @@
+#include "analysis/detectors/util.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "analysis/detector.h"
+
+namespace memlife::analysis {
+
+uint64_t union_bytes(std::vector<ByteRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const ByteRange& a, const ByteRange& b) { return a.begin < b.begin; });
+  uint64_t total = 0, cur_begin = 0, cur_end = 0;
+  bool open = false;
+  for (const ByteRange& r : ranges) {
+    if (r.end <= r.begin) continue;
+    if (open && r.begin <= cur_end) {
+      cur_end = std::max(cur_end, r.end);
+      continue;
+    }
+    if (open) total += cur_end - cur_begin;
+    cur_begin = r.begin;
+    cur_end = r.end;
+    open = true;
+  }
+  if (open) total += cur_end - cur_begin;
+  return total;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::vector<std::unique_ptr<Detector>> make_all_detectors(const AnalysisOptions& o) {
+  std::vector<std::unique_ptr<Detector>> all;
+  all.push_back(make_residual_view_detector(o));
+  all.push_back(make_unwaited_collective_detector(o));
+  all.push_back(make_use_before_wait_detector(o));
+  all.push_back(make_step_growth_detector(o));
+  all.push_back(make_unexplained_holder_detector(o));
+  all.push_back(make_expect_freed_detector(o));
+  all.push_back(make_leaked_at_exit_detector(o));
+  return all;
+}
+
+}  // namespace memlife::analysis

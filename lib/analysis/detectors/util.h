@@ -1,0 +1,23 @@
+// Small helpers the detectors share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/model.h"
+
+namespace memlife::analysis {
+
+// Step marks in (after.seq, until.seq]: how many step boundaries a piece of
+// memory survived between two points.
+inline uint64_t steps_between(const Model& m, const When& after, const When& until) {
+  uint64_t n = 0;
+  for (const StepMark& s : m.steps)
+    if (s.at.seq > after.seq && s.at.seq <= until.seq) ++n;
+  return n;
+}
+
+// Length of the union of byte ranges.
+uint64_t union_bytes(std::vector<ByteRange> ranges);
+
+}  // namespace memlife::analysis

@@ -1,0 +1,17 @@
+#include "analysis/finding.h"
+
+namespace memlife::analysis {
+
+const std::vector<std::string>& all_finding_kinds() {
+  static const std::vector<std::string> kinds = {kResidualView, kUnwaitedCollective, kUseBeforeWait,
+                                                 kStepGrowth,   kUnexplainedHolder,  kExpectFreed,
+                                                 kLeakedAtExit};
+  return kinds;
+}
+
+const char* default_severity(const std::string& kind) {
+  if (kind == kUnexplainedHolder || kind == kLeakedAtExit) return "warning";
+  return "error";
+}
+
+}  // namespace memlife::analysis

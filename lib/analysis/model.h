@@ -1,0 +1,161 @@
+// The state rebuilt by replaying one process's trace: name tables, the live
+// allocations, storages and tensors, steps, the current census and the
+// collectives still in flight. Replay keeps only what is still alive (plus
+// the tables), so memory follows the live set, not the trace length; the
+// detectors keep whatever history they need themselves.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "format/reader.h"
+
+namespace memlife::analysis {
+
+struct Module {
+  std::string path;
+  uint64_t base = 0, size = 0;
+  std::string build_id;
+};
+
+struct Stack {
+  std::vector<uint64_t> python_frames;     // frame ids, innermost first
+  std::vector<uint64_t> native_addresses;  // innermost first
+};
+
+// Where and when something happened on the timeline.
+struct When {
+  uint64_t seq = 0, time_ns = 0, step = 0;
+};
+
+struct Geometry {
+  uint64_t storage_offset = 0;  // elements
+  std::vector<int64_t> sizes, strides;
+  uint64_t itemsize = 0;
+};
+
+// Bytes of a storage a tensor with this geometry can touch, as the
+// half-open byte range [begin, end). Empty tensors reach nothing.
+struct ByteRange {
+  uint64_t begin = 0, end = 0;
+};
+ByteRange reachable_range(const Geometry& g);
+
+struct Tensor {
+  uint64_t id = 0, storage_id = 0, data_address = 0;
+  uint64_t flags = 0, base_tensor_id = 0, op_string = 0, stack_id = 0;
+  int64_t device = -1;
+  Geometry geometry;
+  When first_seen, last_seen;
+  // The last `t.data = x` that named this tensor as its target.
+  uint64_t set_data_stack = 0;
+  When set_data_at;
+};
+
+struct Allocation {
+  uint64_t address = 0, bytes = 0;
+  int64_t device = -1;
+  uint64_t stack_id = 0, op_string = 0;
+  When at;
+  uint64_t storage_id = 0;  // 0 until a tensor record names this address
+};
+
+// Why an owner no longer holds its storage.
+enum class LetGo : uint8_t { kNone, kRebound, kDied };
+
+struct Storage {
+  uint64_t id = 0, bytes = 0, data_address = 0;
+  int64_t device = -1;
+  bool data_live = false;  // an allocation backs it right now
+  Allocation alloc;        // the allocation that made its memory
+  uint64_t owner_tensor = 0;
+  std::vector<uint64_t> tensors;  // every tensor that referred to it, in order
+  LetGo let_go = LetGo::kNone;
+  When let_go_at;
+  uint64_t let_go_stack = 0;
+  // Model::ops_begun when the owner let go: a free with no op begun since
+  // is the owner's own release, not a residual holder's.
+  uint64_t ops_at_let_go = 0;
+};
+
+struct Census {
+  uint64_t id = 0;
+  CensusReason reason = CensusReason::kStep;
+  uint64_t step = 0, live_tensors = 0, c10d_unwaited_works = format::kUnknownCount;
+  When begin, end;
+  struct Entry {
+    uint64_t storage_id = 0, data_address = 0, storage_bytes = 0, use_count = 0;
+    int64_t device = -1;
+    std::vector<format::CensusHolder> holders;
+  };
+  std::vector<Entry> storages;
+};
+
+struct Collective {
+  uint64_t id = 0, op_string = 0, group_string = 0, backend_string = 0;
+  std::vector<uint64_t> inputs, outputs, output_storages;
+  uint64_t bytes = 0, stack_id = 0, flags = 0;
+  When issued;
+};
+
+struct StepMark {
+  uint64_t step = 0;
+  When at;
+  uint64_t live_bytes = 0;  // all devices, at the mark
+  uint64_t peak_bytes = 0;  // all devices, highest since the previous mark
+  uint64_t label_string = 0;
+};
+
+struct Model {
+  format::TraceHeader header;
+  int64_t rank = -1, world_size = -1;
+  std::string torch_version;
+
+  std::unordered_map<uint64_t, std::string> strings;
+  std::unordered_map<uint64_t, format::FrameRecord> frames;
+  std::unordered_map<uint64_t, Stack> stacks;
+  std::vector<Module> modules;
+
+  std::unordered_map<uint64_t, Allocation> allocations;          // live, by address
+  std::unordered_map<uint64_t, Storage> storages;                // by storage id
+  std::unordered_map<uint64_t, uint64_t> storage_at;             // data address -> storage id
+  std::unordered_map<uint64_t, Tensor> tensors;                  // by tensor id
+  std::unordered_map<uint64_t, Collective> pending_collectives;  // by collective id
+
+  std::vector<StepMark> steps;
+  uint64_t current_step = 0;
+  uint64_t allocation_count = 0;
+  uint64_t live_bytes = 0, peak_bytes = 0, peak_since_step = 0;
+  std::unordered_map<int64_t, uint64_t> live_bytes_by_device;
+  uint64_t records = 0;
+  uint64_t ops_begun = 0;
+  Census census;  // the census being read; valid while in_census
+  bool in_census = false;
+  uint64_t last_time_ns = 0;
+  uint64_t records_lost = 0;
+  uint64_t ooms = 0;
+
+  std::string_view str(uint64_t id) const {
+    auto it = strings.find(id);
+    return it == strings.end() ? std::string_view{} : std::string_view{it->second};
+  }
+  const Tensor* tensor(uint64_t id) const {
+    auto it = tensors.find(id);
+    return it == tensors.end() ? nullptr : &it->second;
+  }
+  const Storage* storage(uint64_t id) const {
+    auto it = storages.find(id);
+    return it == storages.end() ? nullptr : &it->second;
+  }
+  // The storage a tensor refers to now, 0 when unknown.
+  uint64_t storage_of(uint64_t tensor_id) const {
+    const Tensor* t = tensor(tensor_id);
+    return t ? t->storage_id : 0;
+  }
+  When now(const format::RecordHeader& h) const { return When{h.seq, h.time_ns, current_step}; }
+};
+
+}  // namespace memlife::analysis

@@ -1,0 +1,337 @@
+#include "analysis/replay.h"
+
+#include <algorithm>
+
+namespace memlife::analysis {
+
+using format::Record;
+
+ByteRange reachable_range(const Geometry& g) {
+  uint64_t last = 0;  // highest element offset reachable, relative to the start
+  for (size_t i = 0; i < g.sizes.size(); ++i) {
+    if (g.sizes[i] <= 0) return {};
+    const int64_t stride = i < g.strides.size() ? g.strides[i] : 0;
+    last += static_cast<uint64_t>(g.sizes[i] - 1) *
+            static_cast<uint64_t>(stride < 0 ? -stride : stride);
+  }
+  const uint64_t begin = g.storage_offset * g.itemsize;
+  return {begin, begin + (last + 1) * g.itemsize};
+}
+
+format::ReadStatus replay(format::TraceReader& reader, Model& model,
+                          const std::vector<Detector*>& detectors) {
+  model.header = reader.header();
+  model.rank = model.header.rank;
+  model.world_size = model.header.world_size;
+  model.torch_version = model.header.torch_version;
+  Replayer replayer(model, detectors);
+  return reader.read(replayer);
+}
+
+bool Replayer::on_record(const Record& r) {
+  Model& m = model_;
+  ++m.records;
+  m.last_time_ns = r.header.time_ns;
+  const When at = m.now(r.header);
+  switch (r.header.kind) {
+    case RecordKind::kProcess:
+      if (r.process.rank >= 0) m.rank = r.process.rank;
+      if (r.process.world_size >= 0) m.world_size = r.process.world_size;
+      if (!r.process.torch_version.empty()) m.torch_version = std::string(r.process.torch_version);
+      break;
+    case RecordKind::kModule:
+      m.modules.push_back(Module{std::string(r.module.path), r.module.base, r.module.size,
+                                 std::string(r.module.build_id)});
+      break;
+    case RecordKind::kString:
+      m.strings[r.string.id] = std::string(r.string.bytes);
+      break;
+    case RecordKind::kFrame:
+      m.frames[r.frame.id] = r.frame;
+      break;
+    case RecordKind::kStack: {
+      Stack& s = m.stacks[r.stack.id];
+      s.python_frames.assign(r.stack.python_frames.begin(), r.stack.python_frames.end());
+      s.native_addresses.assign(r.stack.native_addresses.begin(), r.stack.native_addresses.end());
+      break;
+    }
+    case RecordKind::kAlloc:
+      on_alloc(r.alloc, at);
+      break;
+    case RecordKind::kFree:
+      on_free(r.free.address, at);
+      break;
+    case RecordKind::kTensor:
+      on_tensor(r.tensor, at);
+      break;
+    case RecordKind::kOpBegin:
+      on_op_begin(r.op_begin, at, r.header.stream_id);
+      break;
+    case RecordKind::kOpEnd:
+      for (Detector* d : detectors_) d->on_op_end(m, r.op_end, r.header.stream_id);
+      break;
+    case RecordKind::kCollectiveIssue:
+      on_collective_issue(r.collective_issue, at);
+      break;
+    case RecordKind::kCollectiveWait:
+      on_collective_wait(r.collective_wait, at);
+      break;
+    case RecordKind::kMark:
+      on_mark(r.mark, at);
+      break;
+    case RecordKind::kCensus:
+      on_census(r.census, at);
+      break;
+    case RecordKind::kCensusStorage:
+      on_census_storage(r.census_storage);
+      break;
+    case RecordKind::kOom:
+      ++m.ooms;
+      break;
+    case RecordKind::kLost:
+      m.records_lost += r.lost.records_lost;
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+void Replayer::on_alloc(const format::AllocRecord& r, const When& at) {
+  Model& m = model_;
+  // A second alloc at a live address means its free was lost: retire the
+  // old one first so the byte counts stay right.
+  if (m.allocations.count(r.address)) on_free(r.address, at);
+  Allocation& a = m.allocations[r.address];
+  a = Allocation{r.address, r.bytes, r.device, r.stack_id, r.op_string, at, 0};
+  ++m.allocation_count;
+  m.live_bytes += r.bytes;
+  m.live_bytes_by_device[r.device] += r.bytes;
+  m.peak_bytes = std::max(m.peak_bytes, m.live_bytes);
+  m.peak_since_step = std::max(m.peak_since_step, m.live_bytes);
+  for (Detector* d : detectors_) d->on_alloc(m, a);
+}
+
+void Replayer::on_free(uint64_t address, const When& at) {
+  Model& m = model_;
+  auto it = m.allocations.find(address);
+  if (it == m.allocations.end()) return;  // allocated before tracing, or freed twice
+  const Allocation a = it->second;
+  m.allocations.erase(it);
+  m.live_bytes -= std::min(m.live_bytes, a.bytes);
+  uint64_t& dev = m.live_bytes_by_device[a.device];
+  dev -= std::min(dev, a.bytes);
+
+  Storage* storage = nullptr;
+  auto s = m.storage_at.find(address);
+  if (s != m.storage_at.end()) {
+    auto st = m.storages.find(s->second);
+    if (st != m.storages.end()) storage = &st->second;
+  }
+  for (Detector* d : detectors_) d->on_free(m, a, storage, at);
+  if (!storage) return;
+  m.storage_at.erase(address);
+  // The memory is gone; tensors still on this storage (after a
+  // storage resize to 0) hold nothing worth tracking any more.
+  for (uint64_t tid : storage->tensors) {
+    auto t = m.tensors.find(tid);
+    if (t != m.tensors.end() && t->second.storage_id == storage->id) m.tensors.erase(t);
+  }
+  m.storages.erase(storage->id);
+}
+
+void Replayer::bind_storage(Storage& s, uint64_t data_address) {
+  Model& m = model_;
+  if (s.data_live && s.data_address == data_address) return;
+  if (s.data_live && m.storage_at.count(s.data_address) && m.storage_at[s.data_address] == s.id)
+    m.storage_at.erase(s.data_address);
+  s.data_address = data_address;
+  s.data_live = false;
+  auto a = m.allocations.find(data_address);
+  if (a == m.allocations.end()) return;
+  a->second.storage_id = s.id;
+  s.alloc = a->second;
+  s.data_live = true;
+  m.storage_at[data_address] = s.id;
+}
+
+void Replayer::on_tensor(const format::TensorRecord& r, const When& at) {
+  Model& m = model_;
+  auto [it, fresh] = m.tensors.try_emplace(r.tensor_id);
+  Tensor& t = it->second;
+  if (fresh) {
+    t.id = r.tensor_id;
+    t.first_seen = at;
+    t.flags = r.flags;
+    t.base_tensor_id = r.base_tensor_id;
+    t.op_string = r.op_string;
+    t.stack_id = r.stack_id;
+  } else if (t.storage_id != r.storage_id) {
+    auto old = m.storages.find(t.storage_id);
+    if (old != m.storages.end() && old->second.owner_tensor == t.id &&
+        old->second.let_go == LetGo::kNone) {
+      // Rebound behind the dispatcher; the set_data op (if seen) already
+      // recorded the exact point.
+      old->second.let_go = LetGo::kRebound;
+      old->second.let_go_at = t.set_data_at.seq ? t.set_data_at : at;
+      old->second.let_go_stack = t.set_data_stack;
+      old->second.ops_at_let_go = m.ops_begun;
+    }
+  }
+  t.storage_id = r.storage_id;
+  t.data_address = r.data_address;
+  t.device = r.device;
+  t.geometry.storage_offset = r.storage_offset;
+  t.geometry.sizes.assign(r.sizes.begin(), r.sizes.end());
+  t.geometry.strides.assign(r.strides.begin(), r.strides.end());
+  t.geometry.itemsize = r.itemsize;
+  t.last_seen = at;
+  if (r.storage_id == 0) return;
+
+  auto [sit, new_storage] = m.storages.try_emplace(r.storage_id);
+  Storage& s = sit->second;
+  if (new_storage) {
+    s.id = r.storage_id;
+    s.device = r.device;
+  }
+  s.bytes = r.storage_bytes;
+  if (r.data_address != 0) bind_storage(s, r.data_address);
+  if (s.owner_tensor == 0 && !(r.flags & kTensorAliases) && !(r.flags & kTensorIsView))
+    s.owner_tensor = t.id;
+  if (std::find(s.tensors.begin(), s.tensors.end(), t.id) == s.tensors.end())
+    s.tensors.push_back(t.id);
+}
+
+void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream) {
+  Model& m = model_;
+  ++m.ops_begun;
+  if (r.inputs.size >= 2 && m.str(r.name_string) == kSetDataOp) {
+    auto t = m.tensors.find(r.inputs[0]);
+    if (t != m.tensors.end()) {
+      t->second.set_data_stack = r.stack_id;
+      t->second.set_data_at = at;
+      auto s = m.storages.find(t->second.storage_id);
+      if (s != m.storages.end() && s->second.owner_tensor == t->second.id &&
+          m.storage_of(r.inputs[1]) != s->second.id) {
+        s->second.let_go = LetGo::kRebound;
+        s->second.let_go_at = at;
+        s->second.let_go_stack = r.stack_id;
+        s->second.ops_at_let_go = m.ops_begun;
+      }
+    }
+  }
+  for (Detector* d : detectors_) d->on_op_begin(m, r, at, stream);
+}
+
+void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const When& at) {
+  Model& m = model_;
+  if (!(r.flags & (kCollectiveAsync | kCollectiveFunctional))) return;  // completed on return
+  Collective c;
+  c.id = r.collective_id ? r.collective_id : next_synthetic_collective_++;
+  c.op_string = r.op_string;
+  c.group_string = r.group_string;
+  c.backend_string = r.backend_string;
+  c.inputs.assign(r.inputs.begin(), r.inputs.end());
+  c.outputs.assign(r.outputs.begin(), r.outputs.end());
+  for (uint64_t t : c.outputs) {
+    const uint64_t s = m.storage_of(t);
+    if (s &&
+        std::find(c.output_storages.begin(), c.output_storages.end(), s) == c.output_storages.end())
+      c.output_storages.push_back(s);
+  }
+  c.bytes = r.bytes;
+  c.stack_id = r.stack_id;
+  c.flags = r.flags;
+  c.issued = at;
+  auto& slot = m.pending_collectives[c.id];
+  slot = std::move(c);
+  for (Detector* d : detectors_) d->on_collective_issue(m, slot);
+}
+
+void Replayer::on_collective_wait(const format::CollectiveWaitRecord& r, const When& at) {
+  Model& m = model_;
+  auto match = m.pending_collectives.end();
+  if (r.collective_id != 0) match = m.pending_collectives.find(r.collective_id);
+  if (match == m.pending_collectives.end()) {
+    // No id: the waited tensors must be (views of) the collective's output.
+    for (uint64_t t : r.tensors) {
+      const uint64_t s = m.storage_of(t);
+      for (auto it = m.pending_collectives.begin(); it != m.pending_collectives.end(); ++it) {
+        const Collective& c = it->second;
+        const bool hit = std::find(c.outputs.begin(), c.outputs.end(), t) != c.outputs.end() ||
+                         (s && std::find(c.output_storages.begin(), c.output_storages.end(), s) !=
+                                   c.output_storages.end());
+        // Prefer the oldest match: waits come in issue order.
+        if (hit &&
+            (match == m.pending_collectives.end() || c.issued.seq < match->second.issued.seq))
+          match = it;
+      }
+      if (match != m.pending_collectives.end()) break;
+    }
+  }
+  const Collective* matched = match == m.pending_collectives.end() ? nullptr : &match->second;
+  for (Detector* d : detectors_) d->on_collective_wait(m, r, matched, at);
+  if (matched) m.pending_collectives.erase(match);
+}
+
+void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
+  Model& m = model_;
+  if (r.kind == MarkKind::kStep) {
+    m.current_step = r.step;
+    StepMark mark{r.step, When{at.seq, at.time_ns, r.step}, m.live_bytes, m.peak_since_step,
+                  r.label_string};
+    m.steps.push_back(mark);
+    m.peak_since_step = m.live_bytes;
+    for (Detector* d : detectors_) d->on_step(m, mark);
+    return;
+  }
+  for (Detector* d : detectors_) d->on_mark(m, r, at);
+}
+
+void Replayer::on_census(const format::CensusRecord& r, const When& at) {
+  Model& m = model_;
+  if (r.phase == 0) {
+    m.census = Census{};
+    m.census.id = r.census_id;
+    m.census.reason = r.reason;
+    m.census.step = r.step;
+    m.census.live_tensors = r.live_tensors;
+    m.census.c10d_unwaited_works = r.c10d_unwaited_works;
+    m.census.begin = at;
+    m.in_census = true;
+    return;
+  }
+  if (!m.in_census || m.census.id != r.census_id) return;  // an end without its begin
+  m.census.end = at;
+  if (r.c10d_unwaited_works != format::kUnknownCount)
+    m.census.c10d_unwaited_works = r.c10d_unwaited_works;
+  for (Detector* d : detectors_) d->on_census(m, m.census);
+  // Tracked tensors the census did not list are dead: forget them.
+  std::vector<uint64_t> alive;
+  for (const Census::Entry& e : m.census.storages)
+    for (const auto& h : e.holders) alive.push_back(h.tensor_id);
+  std::sort(alive.begin(), alive.end());
+  for (auto it = m.tensors.begin(); it != m.tensors.end();) {
+    if (!std::binary_search(alive.begin(), alive.end(), it->first) &&
+        it->second.first_seen.seq < m.census.begin.seq)
+      it = m.tensors.erase(it);
+    else
+      ++it;
+  }
+  m.in_census = false;
+}
+
+void Replayer::on_census_storage(const format::CensusStorageRecord& r) {
+  Model& m = model_;
+  if (!m.in_census || r.census_id != m.census.id) return;
+  Census::Entry e;
+  e.storage_id = r.storage_id;
+  e.data_address = r.data_address;
+  e.storage_bytes = r.storage_bytes;
+  e.use_count = r.use_count;
+  e.device = r.device;
+  e.holders.assign(r.holders.begin(), r.holders.end());
+  m.census.storages.push_back(std::move(e));
+}
+
+}  // namespace memlife::analysis

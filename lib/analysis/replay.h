@@ -1,0 +1,44 @@
+// Replays one trace in sequence order into a Model and drives the
+// detectors' hooks. Dead things (freed allocations, their storages and
+// tensors, tensors a census no longer lists) are dropped as the replay goes.
+#pragma once
+
+#include <vector>
+
+#include "analysis/detector.h"
+#include "analysis/model.h"
+#include "format/reader.h"
+
+namespace memlife::analysis {
+
+class Replayer final : public format::RecordVisitor {
+ public:
+  Replayer(Model& model, std::vector<Detector*> detectors)
+      : model_(model), detectors_(std::move(detectors)) {}
+  bool on_record(const format::Record& record) override;
+
+ private:
+  void on_alloc(const format::AllocRecord& r, const When& at);
+  void on_free(uint64_t address, const When& at);
+  void on_tensor(const format::TensorRecord& r, const When& at);
+  void on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream);
+  void on_collective_issue(const format::CollectiveIssueRecord& r, const When& at);
+  void on_collective_wait(const format::CollectiveWaitRecord& r, const When& at);
+  void on_mark(const format::MarkRecord& r, const When& at);
+  void on_census(const format::CensusRecord& r, const When& at);
+  void on_census_storage(const format::CensusStorageRecord& r);
+  void bind_storage(Storage& s, uint64_t data_address);
+
+  Model& model_;
+  std::vector<Detector*> detectors_;
+  uint64_t next_synthetic_collective_ = uint64_t{1} << 63;
+};
+
+// Replays the whole trace of `reader` into `model`.
+format::ReadStatus replay(format::TraceReader& reader, Model& model,
+                          const std::vector<Detector*>& detectors);
+
+// Name of the op `t.data = x` fires (the only trace of set_data).
+inline constexpr std::string_view kSetDataOp = "aten::_has_compatible_shallow_copy_type";
+
+}  // namespace memlife::analysis

@@ -1,0 +1,80 @@
+#include "analysis/stacks.h"
+
+#include <cstdio>
+
+namespace memlife::analysis {
+
+bool is_library_file(std::string_view file) {
+  const bool torch = file.find("-packages/torch/") != std::string_view::npos;
+  const bool stdlib = file.find("/lib/python3") != std::string_view::npos &&
+                      file.find("-packages/") == std::string_view::npos;
+  return torch || stdlib || file.starts_with("<frozen");
+}
+
+nlohmann::json StackResolver::frames(uint64_t stack_id, size_t max_native) {
+  nlohmann::json out = nlohmann::json::array();
+  auto it = model_.stacks.find(stack_id);
+  if (it == model_.stacks.end()) return out;
+  for (uint64_t frame_id : it->second.python_frames) {
+    auto f = model_.frames.find(frame_id);
+    if (f == model_.frames.end()) continue;
+    out.push_back({{"file", std::string(model_.str(f->second.file_string))},
+                   {"line", f->second.line},
+                   {"function", std::string(model_.str(f->second.function_string))}});
+  }
+  const auto& native = it->second.native_addresses;
+  for (size_t i = 0; i < native.size() && i < max_native; ++i) {
+    const NativeFrame& nf = symbolizer_.symbolize(native[i], i > 0);
+    nlohmann::json j = {{"module", nf.module}, {"function", nf.function}};
+    j["file"] = nf.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(nf.file);
+    j["line"] = nf.line == 0 ? nlohmann::json(nullptr) : nlohmann::json(nf.line);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string stack_key(const Model& model, uint64_t stack_id) {
+  std::string key;
+  auto it = model.stacks.find(stack_id);
+  if (it == model.stacks.end()) return key;
+  for (uint64_t frame_id : it->second.python_frames) {
+    auto f = model.frames.find(frame_id);
+    if (f == model.frames.end()) continue;
+    key += model.str(f->second.file_string);
+    key += ':';
+    key += std::to_string(f->second.line);
+    key += ':';
+    key += model.str(f->second.function_string);
+    key += '\n';
+  }
+  char buf[24];
+  for (uint64_t a : it->second.native_addresses) {
+    std::snprintf(buf, sizeof buf, "%llx;", static_cast<unsigned long long>(a));
+    key += buf;
+  }
+  return key;
+}
+
+const std::string& StackResolver::key(uint64_t stack_id) {
+  auto found = keys_.find(stack_id);
+  if (found != keys_.end()) return found->second;
+  return keys_.emplace(stack_id, stack_key(model_, stack_id)).first->second;
+}
+
+std::string StackResolver::user_line(uint64_t stack_id) {
+  auto it = model_.stacks.find(stack_id);
+  if (it == model_.stacks.end()) return {};
+  std::string first;
+  for (uint64_t frame_id : it->second.python_frames) {
+    auto f = model_.frames.find(frame_id);
+    if (f == model_.frames.end()) continue;
+    std::string file(model_.str(f->second.file_string));
+    std::string text = file + ":" + std::to_string(f->second.line) + " in " +
+                       std::string(model_.str(f->second.function_string));
+    if (!is_library_file(file)) return text;
+    if (first.empty()) first = text;
+  }
+  return first;
+}
+
+}  // namespace memlife::analysis

@@ -1,0 +1,127 @@
+#include "analysis/symbolize.h"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace memlife::analysis {
+
+namespace {
+
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return name;
+  std::string result(out);
+  std::free(out);
+  return result;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+struct Symbolizer::ModuleState {
+  Module module;
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* dwfl_module = nullptr;
+  bool tried = false;
+
+  ~ModuleState() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+
+  // Opens the ELF lazily: a trace maps hundreds of objects and a report
+  // touches a few of them.
+  Dwfl_Module* open() {
+    if (tried) return dwfl_module;
+    tried = true;
+    dwfl = dwfl_begin(&kOfflineCallbacks);
+    if (!dwfl) return nullptr;
+    dwfl_report_begin(dwfl);
+    // The base is the load bias, as dl_iterate_phdr gives it.
+    dwfl_module = dwfl_report_elf(dwfl, module.path.c_str(), module.path.c_str(), -1, module.base,
+                                  /*add_p_vaddr=*/true);
+    dwfl_report_end(dwfl, nullptr, nullptr);
+    return dwfl_module;
+  }
+};
+
+Symbolizer::Symbolizer(std::vector<Module> modules) {
+  for (Module& m : modules) {
+    auto state = std::make_unique<ModuleState>();
+    state->module = std::move(m);
+    modules_.push_back(std::move(state));
+  }
+  std::stable_sort(modules_.begin(), modules_.end(),
+                   [](const auto& a, const auto& b) { return a->module.base < b->module.base; });
+}
+
+Symbolizer::~Symbolizer() = default;
+
+size_t Symbolizer::opened_modules() const {
+  size_t n = 0;
+  for (const auto& m : modules_) n += m->dwfl_module != nullptr;
+  return n;
+}
+
+Symbolizer::ModuleState* Symbolizer::module_for(uint64_t address) {
+  // Last module starting at or below the address; later records of the same
+  // range (a re-emitted map) win because the sort is stable.
+  auto it = std::upper_bound(modules_.begin(), modules_.end(), address,
+                             [](uint64_t a, const auto& m) { return a < m->module.base; });
+  // Modules can overlap (a re-emitted map), so look a few candidates down.
+  for (int tries = 0; tries < 8 && it != modules_.begin(); ++tries) {
+    --it;
+    const Module& m = (*it)->module;
+    if (address >= m.base && address < m.base + m.size) return it->get();
+  }
+  return nullptr;
+}
+
+const NativeFrame& Symbolizer::symbolize(uint64_t address, bool return_address) {
+  const uint64_t lookup = return_address && address > 0 ? address - 1 : address;
+  auto it = cache_.find(lookup);
+  if (it != cache_.end()) return it->second;
+  NativeFrame frame = resolve(address, lookup);
+  return cache_.emplace(lookup, std::move(frame)).first->second;
+}
+
+NativeFrame Symbolizer::resolve(uint64_t address, uint64_t lookup) {
+  NativeFrame frame;
+  frame.address = address;
+  ModuleState* state = module_for(lookup);
+  if (!state) {
+    frame.function = hex(address);
+    return frame;
+  }
+  frame.module = state->module.path;
+  frame.function = hex(lookup - state->module.base);
+  Dwfl_Module* mod = state->open();
+  if (!mod) return frame;
+  if (const char* name = dwfl_module_addrname(mod, lookup)) frame.function = demangle(name);
+  if (Dwfl_Line* line = dwfl_module_getsrc(mod, lookup)) {
+    int lineno = 0;
+    if (const char* src = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+      frame.file = src;
+      frame.line = static_cast<uint64_t>(lineno > 0 ? lineno : 0);
+    }
+  }
+  return frame;
+}
+
+}  // namespace memlife::analysis

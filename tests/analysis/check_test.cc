@@ -1,0 +1,174 @@
+// The gate: default kinds, --fail-on, --max-bytes, suppressions, baseline,
+// JUnit, and the exit codes of `memlife check` itself.
+#include "analysis/check.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "synthetic.h"
+
+namespace memlife::analysis::testing {
+namespace {
+
+nlohmann::json finding(const std::string& kind, uint64_t bytes, const std::string& file,
+                       const std::string& function, int64_t rank = 0) {
+  return {{"kind", kind},
+          {"severity", default_severity(kind)},
+          {"bytes", bytes},
+          {"count", 1},
+          {"retained_ns", 10},
+          {"pid", 7},
+          {"rank", rank},
+          {"message", kind + " at " + file},
+          {"evidence", {{"stacks", {{{{"file", file}, {"line", 3}, {"function", function}}}}}}}};
+}
+
+nlohmann::json report(std::vector<nlohmann::json> findings) {
+  return {
+      {"schema_version", 1}, {"processes", {{{"pid", 7}, {"rank", 0}}}}, {"findings", findings}};
+}
+
+TEST(Gate, DefaultFailsErrorsAndWarnsOthers) {
+  const auto r =
+      report({finding(kResidualView, 100, "a.py", "f"), finding(kLeakedAtExit, 100, "b.py", "g"),
+              finding(kUnexplainedHolder, 100, "c.py", "h")});
+  const GateResult g = apply_gate(r, {});
+  EXPECT_EQ(g.failures, 1u);
+  EXPECT_EQ(g.warnings, 2u);
+  EXPECT_EQ(g.exit_code(), 1);
+}
+
+TEST(Gate, FailOnAndMaxBytes) {
+  const auto r =
+      report({finding(kResidualView, 100, "a.py", "f"), finding(kLeakedAtExit, 5000, "b.py", "g")});
+  GateOptions o;
+  std::string error;
+  ASSERT_TRUE(parse_fail_kinds("leaked_at_exit", o.fail_kinds, error));
+  EXPECT_EQ(apply_gate(r, o).failures, 1u);
+  o.max_bytes = 5000;
+  EXPECT_EQ(apply_gate(r, o).failures, 0u);
+  std::set<std::string> k;
+  EXPECT_FALSE(parse_fail_kinds("residual,step_growth", k, error));
+  EXPECT_NE(error.find("residual"), std::string::npos);
+  k.clear();
+  ASSERT_TRUE(parse_fail_kinds("none", k, error));
+  GateOptions none;
+  none.fail_kinds = k;
+  EXPECT_EQ(apply_gate(r, none).failures, 0u);
+}
+
+TEST(Suppressions, ParseAndMatchFrames) {
+  std::vector<Suppression> rules;
+  std::string error;
+  ASSERT_TRUE(parse_suppressions("# known\nresidual_view:*registry*  # zero3\n\n*:leaky_fn\n",
+                                 rules, error))
+      << error;
+  ASSERT_EQ(rules.size(), 2u);
+  GateOptions o;
+  o.suppressions = rules;
+  const auto r = report({finding(kResidualView, 1, "/x/registry.py", "release"),
+                         finding(kStepGrowth, 1, "t.py", "leaky_fn"),
+                         finding(kStepGrowth, 1, "t.py", "other")});
+  const GateResult g = apply_gate(r, o);
+  EXPECT_EQ(g.verdicts[0], Verdict::kSuppressed);
+  EXPECT_EQ(g.verdicts[1], Verdict::kSuppressed);
+  EXPECT_EQ(g.verdicts[2], Verdict::kFail);
+}
+
+TEST(Suppressions, MalformedLinesAreOneLineErrors) {
+  std::vector<Suppression> rules;
+  std::string error;
+  EXPECT_FALSE(parse_suppressions("residual_view\n", rules, error));
+  EXPECT_NE(error.find("line 1"), std::string::npos);
+  EXPECT_FALSE(parse_suppressions("ok:\n", rules, error));
+  EXPECT_FALSE(parse_suppressions("\nnot_a_kind:foo\n", rules, error));
+  EXPECT_NE(error.find("line 2"), std::string::npos);
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+TEST(Baseline, OnlyNewFindingsFail) {
+  const auto old_finding = finding(kResidualView, 100, "a.py", "f");
+  GateOptions o;
+  o.has_baseline = true;
+  o.baseline.insert(finding_fingerprint(old_finding));
+  auto moved = old_finding;
+  moved["evidence"]["stacks"][0][0]["line"] = 99;  // an unrelated edit moved it
+  const auto r = report({moved, finding(kResidualView, 100, "b.py", "f")});
+  const GateResult g = apply_gate(r, o);
+  EXPECT_EQ(g.verdicts[0], Verdict::kInBaseline);
+  EXPECT_EQ(g.verdicts[1], Verdict::kFail);
+}
+
+TEST(JUnit, OneCasePerKindPerProcess) {
+  const auto r = report({finding(kResidualView, 100, "a.py", "f")});
+  const std::string xml = junit_xml(r, apply_gate(r, {}));
+  size_t cases = 0;
+  for (size_t p = 0; (p = xml.find("<testcase ", p)) != std::string::npos; ++p) ++cases;
+  EXPECT_EQ(cases, all_finding_kinds().size());
+  EXPECT_NE(xml.find("name=\"residual_view\">\n      <failure"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos);
+}
+
+// The executable: exit codes 0, 1 and 2.
+class CheckCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("memlife_check_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const auto p = (dir_ / name).string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  static int run(const std::string& args) {
+    const int status =
+        std::system((std::string(MEMLIFE_BIN) + " check " + args + " 2>/dev/null").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CheckCli, ExitCodes) {
+  const auto failing =
+      write("fail.json", report({finding(kResidualView, 100, "a.py", "f")}).dump());
+  const auto clean = write("clean.json", report({finding(kLeakedAtExit, 100, "a.py", "f")}).dump());
+  EXPECT_EQ(run(failing), 1);
+  EXPECT_EQ(run(clean), 0);
+  EXPECT_EQ(run(clean + " --fail-on leaked_at_exit"), 1);
+  EXPECT_EQ(run(failing + " --fail-on bogus"), 2);
+  EXPECT_EQ(run(write("bad.json", "{not json")), 2);
+  EXPECT_EQ(run(write("shape.json", "{\"schema_version\":1}")), 2);
+  EXPECT_EQ(run((dir_ / "missing.json").string()), 2);
+  const auto sup = write("s.supp", "residual_view:a.py\n");
+  EXPECT_EQ(run(failing + " --suppressions " + sup), 0);
+  EXPECT_EQ(run(failing + " --suppressions " + write("bad.supp", "garbage\n")), 2);
+  EXPECT_EQ(run(failing + " --baseline " + failing), 0);
+  EXPECT_EQ(run(failing + " --baseline " + clean), 1);
+  const auto junit = (dir_ / "j.xml").string();
+  EXPECT_EQ(run(failing + " --junit " + junit), 1);
+  EXPECT_TRUE(std::filesystem::exists(junit));
+}
+
+TEST_F(CheckCli, AnalyzesTraceFolders) {
+  Synth s;
+  s.alloc(0x1000, 64);
+  s.tensor(1, 1, 0x1000, 64, 16);
+  s.issue(1, "c10d::allreduce_", {1}, 64);
+  std::filesystem::create_directories(dir_ / "run");
+  ASSERT_TRUE(s.builder().write_file((dir_ / "run" / "p1.mltrace").string()));
+  EXPECT_EQ(run((dir_ / "run").string()), 1);
+  EXPECT_EQ(run((dir_ / "run").string() + " --fail-on leaked_at_exit"), 1);
+  std::filesystem::create_directories(dir_ / "empty");
+  EXPECT_EQ(run((dir_ / "empty").string()), 2);
+}
+
+}  // namespace
+}  // namespace memlife::analysis::testing

@@ -1,0 +1,384 @@
+// Each detector over synthetic traces shaped like the recorder's output.
+#include <gtest/gtest.h>
+
+#include "analysis/replay.h"
+#include "synthetic.h"
+
+namespace memlife::analysis::testing {
+namespace {
+
+constexpr uint64_t kPadded = 12'595'200;  // the ZeRO-3 padded buffer (seed 000)
+constexpr uint64_t kA = 0x10000;
+
+// Registry buffer, a true-shape view handed out, then the registry lets go
+// either with `t.data = torch.empty(0)` or by resizing the storage to 0.
+Synth zero3(bool release_by_resize) {
+  Synth s;
+  const uint64_t alloc_stack = s.stack("registry.py", 10, "allgather");
+  const uint64_t view_stack = s.stack("model.py", 42, "forward");
+  const uint64_t release_stack = s.stack("registry.py", 20, "release");
+  s.step(1);
+  s.alloc(kA, kPadded, alloc_stack);
+  s.tensor(1, 1, kA, kPadded, kPadded / 4, 0, 0, "aten::empty", alloc_stack);
+  s.tensor(2, 1, kA, kPadded, 3'000'000, kTensorIsView, 1, "aten::view", view_stack);
+  if (release_by_resize) {
+    s.free(kA, kPadded);
+  } else {
+    s.tensor(3, 2, 0, 0, 0, 0, 0, "aten::empty", release_stack);
+    s.op(std::string(kSetDataOp), {1, 3}, {}, release_stack);
+  }
+  s.op("aten::mm", {2});
+  s.step(2);
+  // The census after the step: tensor 1 now on storage 2.
+  if (!release_by_resize) s.tensor(1, 2, 0, 0, 0);
+  s.census(
+      2, {{1, release_by_resize ? 0 : kA, release_by_resize ? 0 : kPadded, 1, {{2, 12'000'000}}}});
+  s.step(3);
+  s.census(
+      3, {{1, release_by_resize ? 0 : kA, release_by_resize ? 0 : kPadded, 1, {{2, 12'000'000}}}});
+  if (!release_by_resize) s.free(kA, kPadded);
+  return s;
+}
+
+TEST(ResidualView, SetDataEmptyLeavesPaddedBufferHeldByView) {
+  Synth s = zero3(false);
+  const ProcessAnalysis p = s.analyze();
+  const auto found = of_kind(p, kResidualView);
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = found[0];
+  EXPECT_EQ(f.bytes, kPadded);
+  EXPECT_EQ(f.evidence["reachable_bytes"], 12'000'000u);
+  EXPECT_EQ(f.evidence["wasted_bytes"], kPadded - 12'000'000u);
+  EXPECT_GE(f.evidence["retained_steps"].get<uint64_t>(), 2u);
+  const auto& view = f.evidence["tensors"][0];
+  EXPECT_EQ(view["op"], "aten::view");
+  EXPECT_EQ(view["stack"][0]["line"], 42);
+  EXPECT_EQ(view["stack"][0]["file"], "model.py");
+  const auto& owner = f.evidence["tensors"][1];
+  EXPECT_EQ(owner["let_go"], "rebound");
+  EXPECT_EQ(owner["stack"][0]["line"], 20);
+  EXPECT_NE(f.message.find("model.py:42"), std::string::npos) << f.message;
+  EXPECT_GT(f.retained_ns, 0u);
+}
+
+TEST(ResidualView, StorageResizeToZeroIsNotAFinding) {
+  Synth s = zero3(true);
+  EXPECT_TRUE(of_kind(s.analyze(), kResidualView).empty());
+}
+
+TEST(ResidualView, OwnerDeadAtCensusWhileSmallViewHoldsStorage) {
+  Synth s;
+  const uint64_t view_stack = s.stack("a.py", 7);
+  s.alloc(kA, 4 << 20);
+  s.tensor(1, 1, kA, 4 << 20, 1 << 20);
+  s.tensor(2, 1, kA, 4 << 20, 16, kTensorIsView, 1, "aten::slice", view_stack);
+  s.step(1);
+  // Owner absent from every holder list; the view's reach comes from its
+  // geometry when the census does not say: 16 floats = 64 bytes.
+  s.census(1, {{1, kA, 4 << 20, 1, {{2, 0}}}});
+  const auto found = of_kind(s.analyze(), kResidualView);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["reachable_bytes"], 64u);
+  EXPECT_EQ(found[0].evidence["tensors"][1]["let_go"], "died");
+}
+
+TEST(ResidualView, AliasReachingWholeStorageIsNoWaste) {
+  Synth s;
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.tensor(2, 1, kA, 4096, 1024, kTensorAliases, 1, "aten::detach");
+  s.step(1);
+  s.census(1, {{1, kA, 4096, 1, {{2, 4096}}}});
+  EXPECT_TRUE(of_kind(s.analyze(), kResidualView).empty());
+}
+
+TEST(ResidualView, FreedLaterThanSetDataWithoutCensus) {
+  Synth s;
+  const uint64_t release = s.stack("r.py", 5);
+  s.alloc(kA, 8192);
+  s.tensor(1, 1, kA, 8192, 2048);
+  s.tensor(2, 1, kA, 8192, 100, kTensorIsView, 1, "aten::narrow");
+  s.tensor(3, 2, 0, 0, 0);
+  s.op(std::string(kSetDataOp), {1, 3}, {}, release);
+  s.op("aten::relu", {2});
+  s.free(kA, 8192);
+  const auto found = of_kind(s.analyze(), kResidualView);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, 8192u);
+  EXPECT_EQ(found[0].evidence["reachable_bytes"], 400u);
+}
+
+TEST(ResidualView, SetDataOnLastReferenceFreesAtOnce) {
+  Synth s;
+  s.alloc(kA, 8192);
+  s.tensor(1, 1, kA, 8192, 2048);
+  s.tensor(2, 1, kA, 8192, 100, kTensorIsView, 1, "aten::narrow");
+  s.tensor(3, 2, 0, 0, 0);
+  s.op(std::string(kSetDataOp), {1, 3});
+  s.free(kA, 8192);  // the owner's own release: nothing else held it
+  EXPECT_TRUE(of_kind(s.analyze(), kResidualView).empty());
+}
+
+TEST(UnwaitedCollective, CountsIssuesNeverWaited) {
+  Synth s(0);
+  const uint64_t issue_stack = s.stack("train.py", 30, "step");
+  for (uint64_t i = 0; i < 3; ++i) {
+    s.alloc(kA + i * 0x1000, 1024);
+    s.tensor(10 + i, 10 + i, kA + i * 0x1000, 1024, 256);
+    s.op("c10d::allreduce_", {10 + i});
+    s.issue(100 + i, "c10d::allreduce_", {10 + i}, 1024, issue_stack);
+  }
+  s.wait(100, {10});
+  s.step(1);
+  const ProcessAnalysis p = s.analyze();
+  const auto found = of_kind(p, kUnwaitedCollective);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].count, 2u);
+  EXPECT_EQ(found[0].bytes, 2048u);
+  EXPECT_EQ(found[0].evidence["op"], "c10d::allreduce_");
+  EXPECT_EQ(found[0].evidence["stacks"][0][0]["line"], 30);
+  EXPECT_EQ(p.rank, 0);
+}
+
+TEST(UnwaitedCollective, WaitedByStorageIsClean) {
+  Synth s;
+  s.alloc(kA, 1024);
+  s.tensor(10, 10, kA, 1024, 256);
+  s.issue(0, "_c10d_functional::all_gather_into_tensor", {10}, 1024, 0, kCollectiveFunctional);
+  s.tensor(11, 10, kA, 1024, 256, kTensorIsView, 10, "aten::view");  // view.dtype of the output
+  s.wait(0, {11}, WaitHow::kWaitTensor);
+  s.step(1);
+  s.step(2);
+  EXPECT_TRUE(of_kind(s.analyze(), kUnwaitedCollective).empty());
+}
+
+TEST(UnwaitedCollective, WaitOnACopyIsUnmatchedEvidence) {
+  Synth s;
+  s.alloc(kA, 1024);
+  s.tensor(10, 10, kA, 1024, 256);
+  s.issue(0, "_c10d_functional::all_gather_into_tensor", {10}, 1024, 0, kCollectiveFunctional);
+  s.alloc(kA + 0x1000, 1024);
+  s.tensor(12, 12, kA + 0x1000, 1024, 256);  // the bitcast copy (seed 001)
+  s.wait(0, {12}, WaitHow::kWaitTensor);
+  const auto found = of_kind(s.analyze(), kUnwaitedCollective);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["unmatched_wait_count"], 1u);
+}
+
+TEST(UnwaitedCollective, SyncCollectivesAreNotTracked) {
+  Synth s;
+  s.alloc(kA, 1024);
+  s.tensor(10, 10, kA, 1024, 256);
+  s.issue(5, "c10d::allreduce_", {10}, 1024, 0, 0);
+  s.step(1);
+  EXPECT_TRUE(of_kind(s.analyze(), kUnwaitedCollective).empty());
+}
+
+TEST(UseBeforeWait, NonViewOpReadsOutputInFlight) {
+  Synth s;
+  const uint64_t use = s.stack("train.py", 50);
+  s.alloc(kA, 1024);
+  s.tensor(10, 10, kA, 1024, 256);
+  s.issue(7, "_c10d_functional::all_gather_into_tensor", {10}, 1024, 0, kCollectiveFunctional);
+  s.tensor(11, 10, kA, 1024, 256, kTensorIsView, 10, "aten::view");
+  s.op("aten::view.dtype", {10}, {11});  // metadata only
+  s.op("aten::mul", {11}, {}, use);      // reads the data
+  s.wait(7, {11}, WaitHow::kWaitTensor);
+  s.op("aten::mul", {11}, {}, use);  // fine after the wait
+  const auto found = of_kind(s.analyze(), kUseBeforeWait);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].count, 1u);
+  EXPECT_EQ(found[0].evidence["op"], "aten::mul");
+  EXPECT_EQ(found[0].evidence["stacks"][0][0]["line"], 50);
+}
+
+TEST(UseBeforeWait, OpsNestedInTheCollectiveAreIgnored) {
+  Synth s;
+  s.alloc(kA, 1024);
+  s.tensor(10, 10, kA, 1024, 256);
+  s.issue(7, "c10d::allreduce_", {10}, 1024);
+  auto& b = s.builder();
+  const uint64_t outer = 1000, inner = 1001;
+  std::vector<uint64_t> in = {10}, none;
+  b.add(1,
+        format::OpBeginRecord{outer, s.str("c10d::allreduce_"), 0, format::list_of<uint64_t>(in)});
+  b.add(1, format::OpBeginRecord{inner, s.str("aten::copy_"), 0, format::list_of<uint64_t>(in)});
+  b.add(1, format::OpEndRecord{inner, format::list_of<uint64_t>(none)});
+  b.add(1, format::OpEndRecord{outer, format::list_of<uint64_t>(none)});
+  s.wait(7, {10});
+  EXPECT_TRUE(of_kind(s.analyze(), kUseBeforeWait).empty());
+}
+
+TEST(StepGrowth, LossKeptInAListGrowsEveryStep) {
+  Synth s;
+  const uint64_t fwd = s.stack("train.py", 12, "forward");
+  const uint64_t tmp = s.stack("train.py", 13, "forward");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4096, fwd);  // kept alive by the loss list
+    s.alloc(0x900000, 65536, tmp);
+    s.free(0x900000);
+    s.step(step);
+  }
+  const auto found = of_kind(s.analyze(), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["bytes_per_step"], 4096u);
+  EXPECT_EQ(found[0].evidence["stacks"][0][0]["line"], 12);
+  EXPECT_EQ(found[0].count, 5u);  // marks 3..8 after two warm-up steps
+}
+
+TEST(StepGrowth, SteadyLoopDoesNotTrigger) {
+  Synth s;
+  const uint64_t fwd = s.stack("train.py", 12);
+  const uint64_t opt = s.stack("train.py", 20);
+  for (uint64_t step = 1; step <= 10; ++step) {
+    if (step == 1) s.alloc(0x500000, 1 << 20, opt);  // optimizer state, once
+    s.alloc(kA + (step % 2) * 0x10000, 4096, fwd);
+    s.free(kA + (step % 2) * 0x10000);
+    s.step(step);
+  }
+  EXPECT_TRUE(of_kind(s.analyze(), kStepGrowth).empty());
+}
+
+TEST(StepGrowth, GrowthOnlyDuringWarmupIsIgnored) {
+  Synth s;
+  const uint64_t fwd = s.stack("train.py", 12);
+  for (uint64_t step = 1; step <= 8; ++step) {
+    if (step <= 3) s.alloc(kA + step * 0x10000, 4096, fwd);
+    s.step(step);
+  }
+  AnalysisOptions o;
+  o.warmup_steps = 3;
+  EXPECT_TRUE(of_kind(s.analyze(true, o), kStepGrowth).empty());
+}
+
+TEST(StepGrowth, SameFramesOnTwoThreadsAreOneSite) {
+  Synth s;
+  const uint64_t a = s.stack("train.py", 12);
+  const uint64_t b = s.stack("train.py", 12);  // other thread, other id
+  for (uint64_t step = 1; step <= 7; ++step) {
+    s.alloc(kA + step * 0x10000, 1000, step % 2 ? a : b);
+    s.step(step);
+  }
+  const auto found = of_kind(s.analyze(), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["bytes_per_step"], 1000u);
+}
+
+TEST(UnexplainedHolder, ReportsTheGap) {
+  Synth s;
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.step(1);
+  s.census(1, {{1, kA, 4096, 3, {{1, 4096}}}});
+  const auto found = of_kind(s.analyze(), kUnexplainedHolder);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["gap"], 2u);
+  EXPECT_EQ(found[0].severity, "warning");
+}
+
+TEST(UnexplainedHolder, ExplainedStorageIsClean) {
+  Synth s;
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.tensor(2, 1, kA, 4096, 1024, kTensorAliases, 1);
+  s.census(1, {{1, kA, 4096, 2, {{1, 4096}, {2, 4096}}}});
+  EXPECT_TRUE(of_kind(s.analyze(), kUnexplainedHolder).empty());
+}
+
+TEST(ExpectFreed, StillHeldAtNextCensus) {
+  Synth s;
+  const uint64_t hold = s.stack("cache.py", 9);
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024, 0, 0, "aten::empty", hold);
+  s.expect_freed(kA, "activations");
+  s.census(1, {{1, kA, 4096, 1, {{1, 4096}}}});
+  const auto found = of_kind(s.analyze(), kExpectFreed);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, 4096u);
+  EXPECT_EQ(found[0].evidence["label"], "activations");
+  EXPECT_EQ(found[0].evidence["tensors"][0]["stack"][0]["line"], 9);
+}
+
+TEST(ExpectFreed, FreedBeforeCensusIsClean) {
+  Synth s;
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.expect_freed(kA, "x");
+  s.free(kA);
+  s.census(1, {});
+  EXPECT_TRUE(of_kind(s.analyze(), kExpectFreed).empty());
+}
+
+TEST(ExpectFreed, AliveAtEndWithoutCensus) {
+  Synth s;
+  s.alloc(kA, 4096);
+  s.expect_freed(kA, "x");
+  EXPECT_EQ(of_kind(s.analyze(), kExpectFreed).size(), 1u);
+}
+
+TEST(LeakedAtExit, GroupsBySite) {
+  Synth s;
+  const uint64_t site = s.stack("g.py", 3);
+  s.alloc(kA, 100, site);
+  s.alloc(kA + 0x1000, 200, site);
+  s.alloc(kA + 0x2000, 300, s.stack("h.py", 4));
+  s.free(kA + 0x2000);
+  const auto found = of_kind(s.analyze(), kLeakedAtExit);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, 300u);
+  EXPECT_EQ(found[0].count, 2u);
+  EXPECT_EQ(found[0].severity, "warning");
+}
+
+TEST(Truncated, FindingsUpToTheCutAndProcessMarked) {
+  Synth s = zero3(false);
+  s.alloc(0x777000, 64);
+  const ProcessAnalysis p = s.analyze(/*clean_end=*/false);
+  EXPECT_TRUE(p.truncated);
+  EXPECT_EQ(of_kind(p, kResidualView).size(), 1u);
+  EXPECT_TRUE(of_kind(p, kLeakedAtExit).empty());  // it did not exit
+}
+
+TEST(Truncated, CutInsideAChunk) {
+  Synth s = zero3(false);
+  std::vector<uint8_t> data = s.bytes(true);
+  data.resize(data.size() - 5);  // tear the last chunk
+  std::string error;
+  auto reader = format::TraceReader::from_memory(data.data(), data.size(), error);
+  ASSERT_TRUE(reader) << error;
+  const ProcessAnalysis p = analyze_reader(*reader, {});
+  EXPECT_TRUE(p.truncated);
+  EXPECT_FALSE(p.stop_reason.empty());
+}
+
+TEST(Report, SchemaFieldsAndSortedByWeight) {
+  Synth s = zero3(false);
+  s.alloc(0x777000, 64);  // a small leak, sorted after the residual view
+  std::vector<ProcessAnalysis> ps = {s.analyze()};
+  const nlohmann::json r = make_report(ps);
+  std::string error;
+  ASSERT_TRUE(validate_report(r, error)) << error;
+  EXPECT_EQ(r["schema_version"], kReportSchemaVersion);
+  ASSERT_EQ(r["processes"].size(), 1u);
+  const auto& p = r["processes"][0];
+  EXPECT_EQ(p["pid"], 4242);
+  EXPECT_TRUE(p["rank"].is_null());
+  EXPECT_EQ(p["host"], "testhost");
+  EXPECT_EQ(p["steps"], 3);
+  EXPECT_EQ(p["peak_bytes"], kPadded);  // the buffer was freed before the leak
+  EXPECT_EQ(p["truncated"], false);
+  EXPECT_EQ(p["per_step"].size(), 3u);
+  ASSERT_GE(r["findings"].size(), 2u);
+  EXPECT_EQ(r["findings"][0]["kind"], kResidualView);
+  for (size_t i = 1; i < r["findings"].size(); ++i) {
+    auto w = [&](size_t k) {
+      const auto& f = r["findings"][k];
+      return f["bytes"].get<double>() * std::max<double>(1, f["retained_ns"].get<double>());
+    };
+    EXPECT_GE(w(i - 1), w(i));
+  }
+  EXPECT_NE(summary_table(r).find("residual_view"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memlife::analysis::testing

@@ -1,0 +1,155 @@
+// Builds synthetic traces the way the recorder and torch plugin write them,
+// one call per event, and analyzes them in memory.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "analysis/report.h"
+#include "format/reader.h"
+#include "format/trace_builder.h"
+
+namespace memlife::analysis::testing {
+
+class Synth {
+ public:
+  explicit Synth(int64_t rank = -1) : builder_(header(rank)) {}
+
+  uint64_t str(const std::string& s) {
+    for (size_t i = 0; i < strings_.size(); ++i)
+      if (strings_[i] == s) return i + 1;
+    strings_.push_back(s);
+    builder_.add(0, format::StringRecord{strings_.size(), s});
+    return strings_.size();
+  }
+  // A stack with one Python frame file:line in function.
+  uint64_t stack(const std::string& file, uint64_t line, const std::string& function = "f",
+                 std::vector<uint64_t> native = {}) {
+    const uint64_t frame = ++frames_;
+    builder_.add(0, format::FrameRecord{frame, str(file), str(function), line});
+    const uint64_t id = ++stacks_;
+    std::vector<uint64_t> py = {frame};
+    builder_.add(0, format::StackRecord{id, format::list_of<uint64_t>(py),
+                                        format::list_of<uint64_t>(native)});
+    return id;
+  }
+  void alloc(uint64_t address, uint64_t bytes, uint64_t stack_id = 0, int64_t device = -1) {
+    builder_.add(stream, format::AllocRecord{address, bytes, device, 0, stack_id, 0});
+  }
+  void free(uint64_t address, uint64_t bytes = 0) {
+    builder_.add(stream, format::FreeRecord{address, bytes, -1, FreePhase::kFree});
+  }
+  // A contiguous tensor of `numel` float32 elements at element `offset`.
+  void tensor(uint64_t id, uint64_t storage, uint64_t address, uint64_t storage_bytes,
+              int64_t numel, uint64_t flags = 0, uint64_t base = 0, const std::string& op = "",
+              uint64_t stack_id = 0, uint64_t offset = 0) {
+    std::vector<int64_t> sizes = {numel}, strides = {1};
+    format::TensorRecord t;
+    t.tensor_id = id;
+    t.storage_id = storage;
+    t.data_address = address;
+    t.storage_bytes = storage_bytes;
+    t.storage_offset = offset;
+    t.sizes = format::list_of<int64_t>(sizes);
+    t.strides = format::list_of<int64_t>(strides);
+    t.itemsize = 4;
+    t.dtype_string = str("float32");
+    t.flags = flags;
+    t.base_tensor_id = base;
+    t.op_string = op.empty() ? 0 : str(op);
+    t.stack_id = stack_id;
+    builder_.add(stream, t);
+  }
+  void op(const std::string& name, std::vector<uint64_t> inputs, std::vector<uint64_t> outputs = {},
+          uint64_t stack_id = 0) {
+    const uint64_t id = ++ops_;
+    builder_.add(stream,
+                 format::OpBeginRecord{id, str(name), stack_id, format::list_of<uint64_t>(inputs)});
+    builder_.add(stream, format::OpEndRecord{id, format::list_of<uint64_t>(outputs)});
+  }
+  void step(uint64_t n) {
+    builder_.add(stream, format::MarkRecord{MarkKind::kStep, n, 0, 0, 0, 0});
+  }
+  void expect_freed(uint64_t address, const std::string& label, uint64_t stack_id = 0) {
+    builder_.add(stream,
+                 format::MarkRecord{MarkKind::kExpectFreed, 0, str(label), 0, address, stack_id});
+  }
+  struct Holder {
+    uint64_t storage, address, bytes, use_count;
+    std::vector<format::CensusHolder> holders;
+  };
+  void census(uint64_t step, const std::vector<Holder>& storages,
+              CensusReason reason = CensusReason::kStep) {
+    const uint64_t id = ++censuses_;
+    builder_.add(stream, format::CensusRecord{id, 0, reason, step, 0, format::kUnknownCount});
+    for (const Holder& h : storages)
+      builder_.add(stream,
+                   format::CensusStorageRecord{id, h.storage, h.address, h.bytes, h.use_count, -1,
+                                               format::list_of<format::CensusHolder>(h.holders)});
+    builder_.add(stream, format::CensusRecord{id, 1, reason, step, 0, format::kUnknownCount});
+  }
+  void issue(uint64_t collective_id, const std::string& op, std::vector<uint64_t> outputs,
+             uint64_t bytes, uint64_t stack_id = 0, uint64_t flags = kCollectiveAsync) {
+    format::CollectiveIssueRecord c;
+    c.collective_id = collective_id;
+    c.op_string = str(op);
+    c.group_string = str("0");
+    c.backend_string = str("gloo");
+    c.inputs = format::list_of<uint64_t>(outputs);
+    c.outputs = format::list_of<uint64_t>(outputs);
+    c.bytes = bytes;
+    c.stack_id = stack_id;
+    c.flags = flags;
+    builder_.add(stream, c);
+  }
+  void wait(uint64_t collective_id, std::vector<uint64_t> tensors,
+            WaitHow how = WaitHow::kWorkWait) {
+    builder_.add(stream, format::CollectiveWaitRecord{collective_id, str("wait"),
+                                                      format::list_of<uint64_t>(tensors), 0, how});
+  }
+
+  std::vector<uint8_t> bytes(bool clean_end = true) { return builder_.finish(clean_end); }
+
+  ProcessAnalysis analyze(bool clean_end = true, AnalysisOptions options = {}) {
+    data_ = bytes(clean_end);
+    std::string error;
+    auto reader = format::TraceReader::from_memory(data_.data(), data_.size(), error);
+    if (!reader) {
+      ProcessAnalysis p;
+      p.error = error;
+      return p;
+    }
+    return analyze_reader(*reader, options);
+  }
+
+  format::TraceBuilder& builder() { return builder_; }
+  uint64_t stream = 1;
+
+ private:
+  static format::HeaderFields header(int64_t rank) {
+    format::HeaderFields h;
+    h.pid = 4242;
+    h.rank = rank;
+    h.host = "testhost";
+    h.run_id = "run";
+    h.torch_version = "2.15.0";
+    h.start_monotonic_ns = 1'000'000;
+    return h;
+  }
+  format::TraceBuilder builder_;
+  std::vector<std::string> strings_;
+  uint64_t frames_ = 0, stacks_ = 0, ops_ = 0, censuses_ = 0;
+  std::vector<uint8_t> data_;
+};
+
+// Copies: callers often pass a temporary analysis.
+inline std::vector<Finding> of_kind(const ProcessAnalysis& p, const std::string& kind) {
+  std::vector<Finding> out;
+  for (const Finding& f : p.findings)
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+}  // namespace memlife::analysis::testing
