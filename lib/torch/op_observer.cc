@@ -72,7 +72,8 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
     if (auto schema = fn.operator_schema()) {
       const auto& args = schema->arguments();
       for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i].name() == "asyncOp" || args[i].name() == "async_op") result.async_arg = static_cast<int>(i);
+        if (args[i].name() == "asyncOp" || args[i].name() == "async_op")
+          result.async_arg = static_cast<int>(i);
       }
     }
   }

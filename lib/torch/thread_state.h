@@ -20,7 +20,7 @@ enum class OpKind : uint8_t {
 struct OpName {
   uint64_t string_id = 0;
   OpKind kind = OpKind::kPlain;
-  int async_arg = -1;  // index of the "asyncOp" bool input, -1 if none
+  int async_arg = -1;  // index of the bool input async_op (older: asyncOp)
 };
 
 struct InputRef {

@@ -1,0 +1,61 @@
+"""Runs a Python script under `memlife run` and reads its traces back."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PYTHON_DIR = pathlib.Path(os.environ.get("MEMLIFE_PYTHON_DIR", REPO / "python"))
+
+
+def _memlife_bin():
+    path = os.environ.get("MEMLIFE_BIN") or str(REPO / "build-torch" / "bin" / "memlife")
+    if not os.path.exists(path):
+        pytest.skip(f"memlife CLI not built ({path})")
+    return path
+
+
+class Trace:
+    def __init__(self, path, records):
+        self.path = path
+        self.records = records
+        self.summary = next((r for r in records if r["type"] == "summary"), {})
+
+    def of(self, kind, **match):
+        return [r for r in self.records if r["type"] == kind and all(r.get(k) == v for k, v in match.items())]
+
+    def one(self, kind, **match):
+        found = self.of(kind, **match)
+        assert len(found) == 1, f"expected one {kind} {match}, got {len(found)}"
+        return found[0]
+
+
+def read_trace(path):
+    out = subprocess.run([_memlife_bin(), "dump", "--format", "jsonl", str(path)],
+                         check=True, capture_output=True, text=True).stdout
+    return Trace(path, [json.loads(line) for line in out.splitlines() if line.strip()])
+
+
+def run_script(tmp_path, source, args=(), timeout=300):
+    """Returns (completed process, [Trace]) for `source` run under memlife."""
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(source))
+    out_dir = tmp_path / "traces"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([_memlife_bin(), "run", "-o", str(out_dir), *args, "--", sys.executable,
+                           str(script)], capture_output=True, text=True, timeout=timeout, env=env)
+    traces = [read_trace(p) for p in sorted(out_dir.glob("*.mltrace"))]
+    return proc, traces
+
+
+def line_of(source, marker):
+    for number, line in enumerate(textwrap.dedent(source).splitlines(), start=1):
+        if marker in line:
+            return number
+    raise AssertionError(marker)

@@ -1,0 +1,127 @@
+"""Collectives on gloo, DataLoader workers (fork) and threads."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+from conftest import run_script
+
+GLOO = """
+import os, socket, subprocess, sys
+import torch
+import torch.distributed as dist
+import memlife
+
+if "RANK" not in os.environ:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2")
+    procs = [subprocess.Popen([sys.executable, __file__], env=dict(env, RANK=str(r))) for r in range(2)]
+    sys.exit(max(p.wait() for p in procs))
+
+dist.init_process_group("gloo")
+t = torch.ones(1000)
+work = dist.all_reduce(t, async_op=True)
+memlife.mark("issued")
+work.wait()
+memlife.mark("waited")
+outs = [torch.empty(1000) for _ in range(2)]
+dist.all_gather(outs, t)
+assert float(t[0]) == 2.0
+dist.destroy_process_group()
+"""
+
+
+def _rank_traces(traces):
+    ranks = [t for t in traces if t.of("collective_issue")]
+    assert len(ranks) == 2, [str(t.path) for t in traces]
+    return ranks
+
+
+def test_gloo_collectives_are_issued_with_their_tensors(tmp_path):
+    proc, traces = run_script(tmp_path, GLOO, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    for t in _rank_traces(traces):
+        (allreduce,) = t.of("collective_issue", op="c10d::allreduce_")
+        assert allreduce["flags"] & 1, "async_op=True not flagged"
+        assert allreduce["bytes"] == 4000
+        (tensor,) = allreduce["outputs"]
+        assert t.of("tensor", tensor_id=tensor)[0]["sizes"] == [1000]
+        assert allreduce["inputs"] == [tensor]
+        (gather,) = t.of("collective_issue", op="c10d::allgather_")
+        assert gather["bytes"] == 8000 and len(gather["outputs"]) == 2
+        assert not gather["flags"] & 1
+        assert tensor in gather["inputs"]
+
+
+def _preload_path():
+    default = pathlib.Path(__file__).resolve().parents[2] / "build-torch" / "lib"
+    return pathlib.Path(os.environ.get("MEMLIFE_LIB_DIR") or default) / "libmemlife_preload.so"
+
+
+def _preload_has_work_wait():
+    out = subprocess.run(["nm", "-D", "--defined-only", str(_preload_path())], capture_output=True, text=True)
+    return "memlife_work_wait" in out.stdout
+
+
+def test_gloo_work_wait_is_recorded(tmp_path):
+    if not _preload_has_work_wait():
+        pytest.skip("the preload does not export memlife_work_wait yet (C API side of PluginHooks::work_wait)")
+    proc, traces = run_script(tmp_path, GLOO, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    for t in _rank_traces(traces):
+        (allreduce,) = t.of("collective_issue", op="c10d::allreduce_")
+        issued = t.one("mark", label="issued")["seq"]
+        waited = t.one("mark", label="waited")["seq"]
+        waits = [w for w in t.of("collective_wait") if issued < w["seq"] < waited]
+        assert len(waits) == 1 and waits[0]["how"] in ("work_wait", 1)
+        assert waits[0]["collective_id"] == allreduce["collective_id"]
+        assert waits[0]["tensors"] == allreduce["outputs"]
+
+
+LOADER = """
+import threading
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class Squares(Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        return torch.full((16,), float(i)) ** 2
+
+def main():
+    loader = DataLoader(Squares(), batch_size=8, num_workers=2, multiprocessing_context="fork")
+    total = sum(float(b.sum()) for b in loader)
+    assert total > 0
+
+    def work(n):
+        x = torch.randn(64, 64)
+        for _ in range(200):
+            x = (x @ x).tanh()[: 64 - n % 2].contiguous().resize_(64, 64)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    print("done")
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_dataloader_fork_workers_and_threads_complete(tmp_path):
+    proc, traces = run_script(tmp_path, LOADER, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "done" in proc.stdout
+    assert len(traces) >= 3, "expected the program and both forked workers"
+    for t in traces:
+        assert t.summary["complete"] and not t.summary["damaged"], t.path
+    main = max(traces, key=lambda t: len(t.records))
+    streams_with_ops = {r["stream"] for r in main.of("op", phase="begin", name="aten::mm")}
+    assert len(streams_with_ops) >= 4
+    # The workers' traces describe their own tensors.
+    workers = [t for t in traces if t is not main]
+    assert all(w.of("tensor") for w in workers)

@@ -1,0 +1,87 @@
+"""Views keeping storages alive, and set_data seen only by the census."""
+
+from conftest import line_of, run_script
+
+SLICE = """
+import torch
+import memlife
+
+def make():
+    base = torch.arange(1000, dtype=torch.float32)  # ALLOC
+    view = base[10:20]  # VIEW
+    return base, view
+
+base, view = make()
+del base
+memlife.mark("base-deleted")
+memlife.census()
+del view
+memlife.mark("view-dropped")
+"""
+
+
+def test_slice_view_keeps_storage_until_dropped(tmp_path):
+    proc, traces = run_script(tmp_path, SLICE)
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+    assert t.summary["complete"]
+    alloc = next(a for a in t.of("alloc") if a["bytes"] == 4000)
+    assert alloc["stack"][0]["line"] == line_of(SLICE, "# ALLOC")
+    assert alloc["stack"][0]["function"] == "make"
+    assert alloc["stack"][0]["file"].endswith("prog.py")
+
+    base = next(r for r in t.of("tensor") if r["data_address"] == alloc["address"] and r["sizes"] == [1000])
+    views = [r for r in t.of("tensor") if r["is_view"] and r["storage_id"] == base["storage_id"]]
+    assert views, "no tensor record with is_view on the base's storage"
+    view = views[-1]
+    assert view["sizes"] == [10] and view["storage_offset"] == 10
+    assert view["aliases"] and view["base_tensor_id"] == base["tensor_id"]
+    assert view["stack"][0]["line"] == line_of(SLICE, "# VIEW")
+
+    deleted = t.one("mark", label="base-deleted")["seq"]
+    dropped = t.one("mark", label="view-dropped")["seq"]
+    frees = [f["seq"] for f in t.of("free") if f["address"] == alloc["address"]]
+    assert len(frees) == 1 and deleted < frees[0] < dropped
+
+    census = t.one("census", phase="begin", reason="request")["census_id"]
+    (storage,) = [s for s in t.of("census_storage", census_id=census) if s["storage_id"] == base["storage_id"]]
+#The base 's TensorImpl lives on as the view' s autograd `_base`.
+    holders = {h["tensor_id"]: h["reachable_bytes"] for h in storage["holders"]}
+    assert holders == {view["tensor_id"]: 40, base["tensor_id"]: 4000}
+    assert storage["use_count"] == 2 and storage["storage_bytes"] == 4000
+
+
+SET_DATA = """
+import torch
+import memlife
+
+registry = torch.zeros(2000)
+views = [registry.narrow(0, 0, 100), registry[1000:].view(10, 100)]
+memlife.census()
+registry.data = torch.empty(0)
+memlife.census()
+"""
+
+
+def test_set_data_owner_moves_away_while_views_hold_storage(tmp_path):
+    proc, traces = run_script(tmp_path, SET_DATA)
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+    first, second = [c["census_id"] for c in t.of("census", phase="begin", reason="request")]
+    owner = next(r for r in t.of("tensor") if r["sizes"] == [2000])
+    old_storage = owner["storage_id"]
+
+    (before,) = [s for s in t.of("census_storage", census_id=first) if s["storage_id"] == old_storage]
+    assert owner["tensor_id"] in [h["tensor_id"] for h in before["holders"]]
+    assert len(before["holders"]) == 3
+
+    (after,) = [s for s in t.of("census_storage", census_id=second) if s["storage_id"] == old_storage]
+    holders = [h["tensor_id"] for h in after["holders"]]
+    assert owner["tensor_id"] not in holders and len(holders) == 2
+    assert after["storage_bytes"] == 8000 and after["use_count"] == 2
+
+#The census re - records the owner, now on another(empty) storage.
+    moved = [r for r in t.of("tensor", tensor_id=owner["tensor_id"]) if r["storage_id"] != old_storage]
+    assert moved and moved[-1]["storage_bytes"] == 0 and moved[-1]["sizes"] == [0]
+    census_seqs = [c["seq"] for c in t.of("census", census_id=second)]
+    assert census_seqs[0] < moved[-1]["seq"] < census_seqs[1]
