@@ -36,10 +36,41 @@ std::string hex(uint64_t v) {
 }  // namespace
 
 struct Symbolizer::ModuleState {
+  struct Symbol {
+    uint64_t start = 0, size = 0;
+    const char* name = nullptr;  // owned by libdw, valid while dwfl lives
+  };
   Module module;
   Dwfl* dwfl = nullptr;
   Dwfl_Module* dwfl_module = nullptr;
   bool tried = false;
+  // Function symbols sorted by address: dwfl_module_addrname scans the
+  // whole symbol table on every call, far too slow for 60,000 frames.
+  std::vector<Symbol> symbols;
+
+  void load_symbols() {
+    const int n = dwfl_module_getsymtab(dwfl_module);
+    for (int i = 1; i < n; ++i) {
+      GElf_Sym sym;
+      GElf_Addr addr = 0;
+      const char* name =
+          dwfl_module_getsym_info(dwfl_module, i, &sym, &addr, nullptr, nullptr, nullptr);
+      if (!name || !*name || addr == 0 || GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+      symbols.push_back({addr, sym.st_size, name});
+    }
+    std::sort(symbols.begin(), symbols.end(), [](const Symbol& a, const Symbol& b) {
+      return a.start != b.start ? a.start < b.start : a.size > b.size;
+    });
+  }
+
+  const char* function_at(uint64_t address) const {
+    auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
+                               [](uint64_t a, const Symbol& s) { return a < s.start; });
+    if (it == symbols.begin()) return nullptr;
+    --it;
+    if (it->size != 0 && address >= it->start + it->size) return nullptr;
+    return it->name;
+  }
 
   ~ModuleState() {
     if (dwfl) dwfl_end(dwfl);
@@ -57,6 +88,7 @@ struct Symbolizer::ModuleState {
     dwfl_module = dwfl_report_elf(dwfl, module.path.c_str(), module.path.c_str(), -1, module.base,
                                   /*add_p_vaddr=*/true);
     dwfl_report_end(dwfl, nullptr, nullptr);
+    if (dwfl_module) load_symbols();
     return dwfl_module;
   }
 };
@@ -113,7 +145,7 @@ NativeFrame Symbolizer::resolve(uint64_t address, uint64_t lookup) {
   frame.function = hex(lookup - state->module.base);
   Dwfl_Module* mod = state->open();
   if (!mod) return frame;
-  if (const char* name = dwfl_module_addrname(mod, lookup)) frame.function = demangle(name);
+  if (const char* name = state->function_at(lookup)) frame.function = demangle(name);
   if (Dwfl_Line* line = dwfl_module_getsrc(mod, lookup)) {
     int lineno = 0;
     if (const char* src = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
