@@ -1,7 +1,9 @@
 # Finds libtorch from -DTorch_DIR, or from the python3 on PATH
 # (torch.utils.cmake_prefix_path). Sets Torch_FOUND, MEMLIFE_TORCH_VERSION.
+# Found on every configure, not only the first (before Torch_DIR is cached):
+# the version query below and the pytest-based tests need it.
+find_package(Python3 COMPONENTS Interpreter)
 if(NOT Torch_DIR)
-  find_package(Python3 COMPONENTS Interpreter)
   if(Python3_FOUND)
     execute_process(
       COMMAND ${Python3_EXECUTABLE} -c "import torch; print(torch.utils.cmake_prefix_path)"
