@@ -89,14 +89,18 @@ void run_report(const ReportArgs& args) {
   }
 
   std::vector<views::TraceTimeline> timelines;
+  std::string first_error;
   for (const std::string& path : traces) {
     views::TraceTimeline t;
     if (!views::load_timeline(path, views::TimelineOptions{}, t, error)) {
-      std::cerr << "memlife report: " << error << "; skipped\n";
+      if (first_error.empty()) first_error = error;
       continue;
     }
     timelines.push_back(std::move(t));
   }
+  if (timelines.empty() && !first_error.empty()) fail(first_error);
+  if (!first_error.empty())
+    std::cerr << "memlife report: " << first_error << "; that trace is left out\n";
   views::HtmlOptions options;
   if (!args.title.empty()) options.title = args.title;
   const std::string page = views::html_report(timelines, report, options);
