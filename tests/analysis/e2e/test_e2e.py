@@ -1,0 +1,57 @@
+# Issue 4 (a)-(d): real CPU PyTorch programs under `memlife run`.
+from conftest import line_of, of_kind, stack_has_line
+
+FAILING = {"residual_view", "unwaited_collective", "use_before_wait", "step_growth", "expect_freed"}
+
+
+def test_a_residual_view_after_set_data(traced):
+    report = traced("registry_views.py", "data")
+    found = of_kind(report, "residual_view")
+    assert len(found) == 1, report["findings"]
+    f = found[0]
+    assert f["bytes"] == 12_595_200
+    assert f["evidence"]["reachable_bytes"] == 12_000_000
+    view_line = line_of("registry_views.py", "VIEW_LINE")
+    assert any(stack_has_line(t.get("stack", []), "registry_views.py", view_line)
+               for t in f["evidence"]["tensors"]), f["evidence"]["tensors"]
+
+
+def test_a_storage_resize_releases(traced):
+    report = traced("registry_views.py", "resize")
+    assert of_kind(report, "residual_view") == []
+
+
+def test_b_loss_list_grows(traced):
+    report = traced("loss_list.py", "keep")
+    found = of_kind(report, "step_growth")
+    assert found, report["findings"]
+    fwd = line_of("loss_list.py", "FORWARD_LINE")
+    assert any(stack_has_line(s, "loss_list.py", fwd) for f in found for s in f["evidence"]["stacks"])
+
+
+def test_b_item_is_steady(traced):
+    assert of_kind(traced("loss_list.py", "item"), "step_growth") == []
+
+
+def test_c_clean_loop_has_no_finding(traced):
+    report = traced("clean_loop.py")
+    assert [f for f in report["findings"] if f["kind"] in FAILING] == []
+    assert report["findings"] == [], [f["message"] for f in report["findings"]]
+
+
+def _rank_findings(report, kind):
+    return {f["rank"]: f for f in of_kind(report, kind)}
+
+
+def test_d_gloo_unwaited(traced):
+    report = traced("gloo_unwaited.py", "unwaited")
+    by_rank = _rank_findings(report, "unwaited_collective")
+    assert set(by_rank) == {0, 1}, report["findings"]
+    for f in by_rank.values():
+        assert f["count"] == 3
+        issue = line_of("gloo_unwaited.py", "ISSUE_LINE")
+        assert stack_has_line(f["evidence"]["stacks"][0], "gloo_unwaited.py", issue)
+
+
+def test_d_gloo_waited(traced):
+    assert of_kind(traced("gloo_unwaited.py", "waited"), "unwaited_collective") == []
