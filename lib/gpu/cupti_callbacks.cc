@@ -235,7 +235,9 @@ void on_callback(void*, CallbackDomain domain, CallbackId cbid, const void* data
   if (cb->functionReturnValue != nullptr && *static_cast<const int*>(cb->functionReturnValue) != 0)
     return;
   rec::ReentryGuard guard;
-  if (!guard.entered() || !rec::active()) return;
+  // Not rec::active(): in a framework-free program this is the first thing
+  // recorded, and recording starts with it.
+  if (!guard.entered()) return;
   if (domain == kDomainRuntime) {
     runtime_exit(cbid, cb->functionParams);
   } else {

@@ -97,6 +97,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   return 1;
 }
 
+extern "C" __attribute__((visibility("default"))) int memlife_gpu_cupti_attached(void) {
+  return memlife::gpu::cupti_attached() ? 1 : 0;
+}
+
 extern "C" __attribute__((visibility("default"))) int memlife_torch_cuda_attach_if_ready(
     uint64_t (*current_op_name)()) {
   static std::atomic<int> state{0};  // 0 not yet, 1 attached, 2 impossible

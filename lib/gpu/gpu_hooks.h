@@ -30,3 +30,7 @@ bool c10_cuda_loaded();
 // success (one atomic load). `current_op_name` gives the innermost open
 // op's interned name on the calling thread (0 = none); may be null.
 extern "C" int memlife_torch_cuda_attach_if_ready(uint64_t (*current_op_name)());
+
+// 1 when CUPTI callbacks are recording raw CUDA allocations: the torch
+// tracker then leaves segment records to them (one record per segment).
+extern "C" int memlife_gpu_cupti_attached(void);

@@ -53,8 +53,9 @@ traced() {
   mkdir -p $R/traces/$name
   LD_PRELOAD=$B/lib/libmemlife_preload.so MEMLIFE_OUTPUT_DIR=$R/traces/$name \
     MEMLIFE_TORCH_PLUGIN=$B/lib/libmemlife_torch.so MEMLIFE_STACKS=${STACKS:-all} \
-    timeout ${TMO:-240} "$@" > $R/$name.out 2>&1
+    MEMLIFE_CUPTI=${MEMLIFE_CUPTI:-1} timeout ${TMO:-240} "$@" > $R/$name.out 2>&1
   echo "$name rc=$?"; tail -5 $R/$name.out
+  [ "${SUMARGS:-}" = --quiet ] && return
   for t in $R/traces/$name/*.mltrace; do [ -f "$t" ] && $SUM "$t" ${SUMARGS:-} | tee -a $R/$name.summary.json; done
 }
 
@@ -78,17 +79,25 @@ SUMARGS="--from oracle_begin --to oracle_end --events $R/gpt2_memlife_events.jso
 python3 scripts/device/compare_oracle.py $R/gpt2_torch_events.json $R/gpt2_memlife_events.json | tee $R/oracle.json
 
 say overhead
-for rep in 1; do
+# Side by side, repeated; the launch-bound loop also with fewer stacks,
+# without CUPTI, and with the empty-RecordFunction floor, to place the cost.
+for rep in ${REPS:-1 2 3}; do
   python3 scripts/device/gpt2_step.py time | tee -a $R/overhead.jsonl
   STACKS=all traced gpt2_time_ml$rep python3 scripts/device/gpt2_step.py time-memlife
   grep ms_per_step $R/gpt2_time_ml$rep.out >> $R/overhead.jsonl
   python3 scripts/device/gpt2_step.py history | tee -a $R/overhead.jsonl
   python3 scripts/device/gpt2_step.py launch | tee -a $R/overhead.jsonl
-  STACKS=all traced launch_ml$rep python3 scripts/device/gpt2_step.py launch-memlife
-  grep us_per_iter $R/launch_ml$rep.out >> $R/overhead.jsonl
+  for v in all python none; do
+    STACKS=$v SUMARGS=--quiet traced launch_ml_${v}_$rep python3 scripts/device/gpt2_step.py launch-memlife-$v
+    grep us_per_iter $R/launch_ml_${v}_$rep.out >> $R/overhead.jsonl
+  done
+  MEMLIFE_CUPTI=0 STACKS=all traced launch_ml_nocupti_$rep python3 scripts/device/gpt2_step.py launch-memlife-all-nocupti
+  grep us_per_iter $R/launch_ml_nocupti_$rep.out >> $R/overhead.jsonl
+  MEMLIFE_CUPTI=0 MEMLIFE_TORCH_FLOOR=1 traced launch_floor_$rep python3 scripts/device/gpt2_step.py launch-rf-floor
+  grep us_per_iter $R/launch_floor_$rep.out >> $R/overhead.jsonl
   python3 scripts/device/gpt2_step.py launch-history | tee -a $R/overhead.jsonl
 done
-rm -rf $R/traces/gpt2_time_ml* $R/traces/launch_ml*   # large, timing only
+rm -rf $R/traces/gpt2_time_ml* $R/traces/launch_*   # large, timing only
 du -sh $R/traces/*
 cp $R/oracle.json $R/overhead.jsonl $OUT/ 2>/dev/null
 tar -C /tmp -czf $OUT/results.tar.gz ml-results

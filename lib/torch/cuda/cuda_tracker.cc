@@ -12,6 +12,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "gpu/gpu_hooks.h"
 #include "preload/recorder.h"
 
 #if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 2)
@@ -59,13 +60,16 @@ void on_trace(const Entry& e) {
     case Entry::FREE_COMPLETED:
       rec::emit(*w, format::FreeRecord{address, bytes, device, FreePhase::kCompleted});
       break;
+    // CUPTI sees the same cudaMalloc/cuMemMap: one record per segment.
     case Entry::SEGMENT_ALLOC:
     case Entry::SEGMENT_MAP:
-      rec::emit_segment(true, format::SegmentRecord{address, bytes, device, stream});
+      if (!memlife_gpu_cupti_attached())
+        rec::emit_segment(true, format::SegmentRecord{address, bytes, device, stream});
       break;
     case Entry::SEGMENT_FREE:
     case Entry::SEGMENT_UNMAP:
-      rec::emit_segment(false, format::SegmentRecord{address, bytes, device, stream});
+      if (!memlife_gpu_cupti_attached())
+        rec::emit_segment(false, format::SegmentRecord{address, bytes, device, stream});
       break;
     case Entry::OOM:
       // For OOM, addr_ is the free memory the device reported.
