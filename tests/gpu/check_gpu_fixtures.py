@@ -1,0 +1,54 @@
+"""Replays the traces recorded on the H200 (traces/gpu/) through
+`memlife analyze`, so the GPU findings stay tested on machines without a GPU.
+
+usage: check_gpu_fixtures.py MEMLIFE_BINARY TRACES_DIR
+"""
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+memlife, traces = sys.argv[1], Path(sys.argv[2])
+failures = []
+
+
+def findings(name):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([memlife, "analyze", str(traces / f"{name}.mltrace"), "-o", out.name],
+                       check=True, stdout=subprocess.DEVNULL)
+        return json.load(open(out.name))["findings"]
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def of(fs, kind, op=None):
+    return [f for f in fs if f["kind"] == kind and (op is None or f["evidence"].get("op") == op)]
+
+
+FUNCTIONAL = "_c10d_functional::all_gather_into_tensor"
+
+# Seed 001: c10d said "there are still 5 unwaited collective calls".
+fs = of(findings("seed001_unwaited"), "unwaited_collective", FUNCTIONAL)
+expect(sum(f["count"] for f in fs) == 5, f"seed001_unwaited: 5 unwaited, got {fs}")
+expect(sum(f["bytes"] for f in fs) == 5 * 4 * 1024 * 1024, "seed001_unwaited: 20 MiB kept")
+expect(any("seed001_collectives.py" in json.dumps(f["evidence"]["stacks"]) for f in fs),
+       "seed001_unwaited: issue stack names the script")
+expect(not of(findings("seed001_waited"), "unwaited_collective", FUNCTIONAL),
+       "seed001_waited: no unwaited functional collective")
+ubw = of(findings("seed001_compiled"), "use_before_wait")
+expect(any(f["bytes"] == 4 * 1024 * 1024 for f in ubw),
+       f"seed001_compiled: use_before_wait on the 4 MiB gather, got {ubw}")
+
+# Seed 000: the padded 12,595,200-byte buffer.
+rv = of(findings("seed000_set_data"), "residual_view")
+expect(len(rv) == 1 and rv[0]["bytes"] == 12_595_200, f"seed000_set_data: residual_view, got {rv}")
+expect(not of(findings("seed000_resize0"), "residual_view"), "seed000_resize0: no residual_view")
+
+for f in failures:
+    print("FAIL:", f)
+print("ok" if not failures else f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
