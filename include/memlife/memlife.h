@@ -45,6 +45,11 @@ MEMLIFE_API void memlife_free(const void* address, int device);
  * them to the collective that produced them. */
 MEMLIFE_API void memlife_work_wait(const uintptr_t* tensor_impls, size_t count);
 
+/* Tells memlife this process's rank and world size when no launcher
+ * variable did (torch.multiprocessing spawn, init_process_group(rank=...)).
+ * The Python hooks call it from init_process_group. */
+MEMLIFE_API void memlife_set_rank(int rank, int world_size);
+
 /* Writes every buffered record to the trace file before returning. */
 MEMLIFE_API void memlife_flush(void);
 

@@ -86,6 +86,18 @@ void memlife_free(const void* address, int device) {
   emit(free);
 }
 
+void memlife_work_wait(const uintptr_t* tensor_impls, size_t count) {
+  ReentryGuard guard;
+  if (guard.entered() && plugin().work_wait != nullptr && current_thread_writer() != nullptr) {
+    plugin().work_wait(tensor_impls, count);
+  }
+}
+
+void memlife_set_rank(int rank, int world_size) {
+  ReentryGuard guard;
+  if (guard.entered()) set_process_identity(rank, -1, world_size, {}, "rank from the process group");
+}
+
 void memlife_flush(void) {
   ReentryGuard guard;
   if (guard.entered()) flush();
