@@ -92,6 +92,23 @@ TEST(ResidualView, AliasReachingWholeStorageIsNoWaste) {
   EXPECT_TRUE(of_kind(s.analyze(), kResidualView).empty());
 }
 
+TEST(ResidualView, SetDataWhileViewsReachTheWholeStorageIsReported) {
+  // Seed 000 with a shard size that needs no padding: the view reaches every
+  // byte, but the release was meant to free the buffer and did not.
+  Synth s;
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024, 0, 0, "aten::empty");
+  s.tensor(2, 1, kA, 4096, 1024, kTensorIsView, 1, "aten::view");
+  s.tensor(3, 2, 0, 0, 0);
+  s.op(std::string(kSetDataOp), {1, 3});
+  s.step(1);
+  s.tensor(1, 2, 0, 0, 0);
+  s.census(1, {{1, kA, 4096, 1, {{2, 4096}}}});
+  const auto found = of_kind(s.analyze(), kResidualView);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, 4096);
+}
+
 TEST(ResidualView, FreedLaterThanSetDataWithoutCensus) {
   Synth s;
   const uint64_t release = s.stack("r.py", 5);

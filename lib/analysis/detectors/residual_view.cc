@@ -1,6 +1,8 @@
 // residual_view: a storage outlives the tensor that owned it (the owner
 // died or was rebound with `t.data = x`) because views or aliases still
-// hold it, and those views reach less than the storage: the rest is waste.
+// hold it. Reported when the owner was rebound (`t.data = ...`), whatever
+// the views reach, or when the owner died and the views reach less than the
+// storage: the rest is waste.
 // Seen at a census (owner absent from the storage's holders), or at the
 // storage's free when that came later than the owner's let-go.
 #include <algorithm>
@@ -63,7 +65,13 @@ class ResidualView final : public Detector {
         views.push_back(v);
       }
       const uint64_t reach = std::min(union_bytes(ranges), e.storage_bytes);
-      if (reach >= e.storage_bytes) continue;
+      // An owner that was rebound (`t.data = ...`) was meant to release the
+      // storage: report it even when the views reach all of it (seed 000 with
+      // a shard size that needs no padding). An owner that simply died leaves
+      // views that may be using every byte: only the unreachable rest is waste.
+      const bool rebound =
+          s->let_go == LetGo::kRebound || (s->let_go == LetGo::kNone && alive.count(owner) != 0);
+      if (reach >= e.storage_bytes && !rebound) continue;
       auto [it, fresh] = episodes_.try_emplace(e.storage_id);
       Episode& ep = it->second;
       if (fresh) {
@@ -113,8 +121,8 @@ class ResidualView final : public Detector {
       views.push_back({tid, t->op_string, t->stack_id, t->flags, r.end - r.begin});
     }
     if (views.empty()) return;
+    // Rebound owner (checked above): reported whatever the views reach.
     const uint64_t reach = std::min(union_bytes(ranges), a.bytes);
-    if (reach >= a.bytes) return;
     Episode& ep = episodes_[s->id];
     ep.storage_id = s->id;
     ep.bytes = a.bytes;
