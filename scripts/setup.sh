@@ -27,6 +27,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libunwind-dev libdw-dev libelf-dev
   python3 python3-dev
+  chromium
 )
 # pip comes from apt only when the python3 on PATH has none.
 python3 -m pip --version >/dev/null 2>&1 || apt_packages+=(python3-pip)
