@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds memlife and runs the whole test suite through ctest: first the
+# Installs what is missing (scripts/setup.sh --deps-only), builds memlife and
+# runs the whole test suite through ctest: first the
 # default build (everything, torch and injected tests included), then the
 # ASan+UBSan build for every test that does not inject the recorder.
 #
@@ -18,6 +19,8 @@ budget="${MEMLIFE_ASAN_BUDGET_S:-1800}"
 
 stage() { echo "=== test.sh: $* ($((SECONDS / 60))m$((SECONDS % 60))s elapsed)" >&2; }
 
+stage "dependencies"
+scripts/setup.sh --deps-only
 stage "default build"
 cmake --preset default
 cmake --build --preset default -j "$jobs"
