@@ -95,7 +95,8 @@ void memlife_work_wait(const uintptr_t* tensor_impls, size_t count) {
 
 void memlife_set_rank(int rank, int world_size) {
   ReentryGuard guard;
-  if (guard.entered()) set_process_identity(rank, -1, world_size, {}, "rank from the process group");
+  if (guard.entered())
+    set_process_identity(rank, -1, world_size, {}, "rank from the process group");
 }
 
 void memlife_flush(void) {

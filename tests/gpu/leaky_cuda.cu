@@ -2,6 +2,7 @@
 // never freed. memlife's framework-free mode and compute-sanitizer's
 // --leak-check full must both report 3 leaks of 1 MiB + 2 MiB + 3 MiB.
 #include <cuda_runtime.h>
+
 #include <cstdio>
 
 __global__ void fill(char* p, size_t n) {
