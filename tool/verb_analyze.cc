@@ -1,10 +1,11 @@
 // `memlife analyze DIR|TRACE... [-o report.json] [--warmup-steps N]`:
-// replays every trace (in parallel), writes the JSON report and prints a
-// summary table.
+// replays every trace of a run (in parallel), adds the cross-rank checks,
+// writes the JSON report and prints a summary table.
 #include <fstream>
 #include <iostream>
 
 #include "analysis/analyze.h"
+#include "analysis/cross_rank.h"
 #include "analysis/report.h"
 #include "verbs.h"
 
@@ -16,6 +17,10 @@ void register_analyze_verb(CLI::App& app) {
     std::string output;
     uint64_t warmup_steps = 2;
     unsigned jobs = 0;
+    std::string run_id;
+    bool all_runs = false;
+    double imbalance_ratio = 0.25;
+    uint64_t imbalance_min_bytes = 1u << 20;
   };
   auto args = std::make_shared<Args>();
   CLI::App* verb = app.add_subcommand("analyze", "Replay traces and report findings as JSON");
@@ -24,22 +29,40 @@ void register_analyze_verb(CLI::App& app) {
   verb->add_option("--warmup-steps", args->warmup_steps, "steps step_growth ignores at the start")
       ->capture_default_str();
   verb->add_option("-j,--jobs", args->jobs, "traces analyzed at once (0: one per core)");
+  verb->add_option("--run", args->run_id,
+                   "analyze the traces of this run id (default: the newest run among the inputs)");
+  verb->add_flag("--all-runs", args->all_runs,
+                 "analyze the traces of every run (cross-rank checks stay within each run)");
+  verb->add_option("--imbalance-ratio", args->imbalance_ratio,
+                   "rank_imbalance when a rank's peak or end bytes differ from the median rank's "
+                   "by more than this fraction")
+      ->capture_default_str();
+  verb->add_option("--imbalance-min-bytes", args->imbalance_min_bytes,
+                   "... and by more than this many bytes")
+      ->capture_default_str();
   verb->callback([args] {
     std::vector<std::string> paths;
     std::string error;
-    if (!analysis::collect_trace_paths(args->inputs, paths, error)) {
+    std::vector<std::string> warnings;
+    if (!analysis::collect_trace_paths(args->inputs, paths, error) ||
+        !analysis::select_run(paths, args->run_id, args->all_runs, warnings, error)) {
       std::cerr << "memlife analyze: " << error << "\n";
       throw ExitWith{2};
     }
+    for (const std::string& w : warnings) std::cerr << "memlife analyze: warning: " << w << "\n";
     analysis::AnalysisOptions options;
     options.warmup_steps = args->warmup_steps;
-    const auto results = analysis::analyze_traces(paths, options, args->jobs);
+    auto results = analysis::analyze_traces(paths, options, args->jobs);
     for (const auto& r : results)
       if (!r.error.empty()) {
         std::cerr << "memlife analyze: " << r.error << "\n";
         throw ExitWith{2};
       }
-    const nlohmann::json report = analysis::make_report(results);
+    analysis::CrossRankOptions cross;
+    cross.imbalance_ratio = args->imbalance_ratio;
+    cross.imbalance_min_bytes = args->imbalance_min_bytes;
+    const auto run_findings = analysis::cross_rank_findings(results, cross);
+    const nlohmann::json report = analysis::make_report(results, run_findings, warnings);
     if (args->output.empty()) {
       std::cout << report.dump(2) << "\n";
       std::cerr << analysis::summary_table(report);

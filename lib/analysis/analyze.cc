@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "analysis/replay.h"
@@ -18,6 +19,8 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   auto detectors = make_all_detectors(options);
   std::vector<Detector*> raw;
   for (auto& d : detectors) raw.push_back(d.get());
+  CollectiveLog collective_log(out.collectives);
+  raw.push_back(&collective_log);
   const format::ReadStatus status = replay(reader, model, raw);
   out.truncated = !status.complete;
   out.stop_reason = status.stop_reason;
@@ -37,6 +40,12 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.records = model.records;
   out.records_lost = model.records_lost;
   out.ooms = model.ooms;
+  out.final_live_bytes = model.live_bytes;
+  for (const auto& [address, s] : model.segments)
+    if (s.holds_allocations) {
+      ++out.cached_segments;
+      out.cached_segment_bytes += s.bytes;
+    }
   return out;
 }
 
@@ -99,6 +108,55 @@ bool collect_trace_paths(const std::vector<std::string>& inputs, std::vector<std
       return false;
     }
   }
+  return true;
+}
+
+bool select_run(std::vector<std::string>& paths, const std::string& run_id, bool all_runs,
+                std::vector<std::string>& warnings, std::string& error) {
+  struct Run {
+    std::vector<size_t> files;
+    uint64_t newest_wall_ns = 0;
+  };
+  std::map<std::string, Run> runs;
+  std::vector<size_t> unreadable;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::string open_error;
+    auto reader = format::TraceReader::open(paths[i], open_error);
+    if (!reader) {
+      unreadable.push_back(i);
+      continue;
+    }
+    Run& r = runs[std::string(reader->header().run_id)];
+    r.files.push_back(i);
+    r.newest_wall_ns = std::max(r.newest_wall_ns, reader->header().start_wall_ns);
+  }
+  if (runs.size() <= 1 && run_id.empty()) return true;
+  if (all_runs) {
+    warnings.push_back("traces of " + std::to_string(runs.size()) +
+                       " runs analyzed; cross-rank checks stay within each run");
+    return true;
+  }
+  auto keep = runs.end();
+  if (!run_id.empty()) {
+    keep = runs.find(run_id);
+    if (keep == runs.end()) {
+      error = "no trace of run '" + run_id + "' among the inputs";
+      return false;
+    }
+  } else {
+    for (auto it = runs.begin(); it != runs.end(); ++it)
+      if (keep == runs.end() || it->second.newest_wall_ns > keep->second.newest_wall_ns) keep = it;
+  }
+  std::vector<std::string> kept;
+  for (size_t i : keep->second.files) kept.push_back(paths[i]);
+  for (size_t i : unreadable) kept.push_back(paths[i]);
+  for (const auto& [id, r] : runs)
+    if (id != keep->first)
+      warnings.push_back("left out " + std::to_string(r.files.size()) + " trace(s) of run '" + id +
+                         "' (analyzing run '" + keep->first +
+                         "'; use --run ID or --all-runs for the others)");
+  std::sort(kept.begin(), kept.end());
+  paths = std::move(kept);
   return true;
 }
 

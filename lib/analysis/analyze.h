@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/collective_log.h"
 #include "analysis/detector.h"
 #include "analysis/finding.h"
 #include "analysis/model.h"
@@ -19,6 +20,11 @@ struct ProcessAnalysis {
   std::string torch_version;
   std::vector<StepMark> steps;
   uint64_t allocations = 0, peak_bytes = 0, records = 0, records_lost = 0, ooms = 0;
+  uint64_t final_live_bytes = 0;  // allocator-level bytes live at the end
+  // Device segments still held at the end that held allocator blocks: the
+  // caching allocator's cache, not a leak of the program.
+  uint64_t cached_segments = 0, cached_segment_bytes = 0;
+  std::vector<CollectiveCall> collectives;  // the calls, in issue order
   bool truncated = false;
   std::string stop_reason;
   std::vector<Finding> findings;
@@ -37,5 +43,14 @@ std::vector<ProcessAnalysis> analyze_traces(const std::vector<std::string>& path
 // exist or a folder holds no trace.
 bool collect_trace_paths(const std::vector<std::string>& inputs, std::vector<std::string>& paths,
                          std::string& error);
+
+// Trace files of different runs (header run_id) in one folder are never
+// mixed. Keeps the traces of `run_id` when given, of every run with
+// `all_runs` (cross-rank checks then stay within each run), else of the
+// newest run (latest start_wall_ns); each run left out gets a warning.
+// Unreadable files are kept (analysis reports them). False with a one-line
+// error when `run_id` names no run.
+bool select_run(std::vector<std::string>& paths, const std::string& run_id, bool all_runs,
+                std::vector<std::string>& warnings, std::string& error);
 
 }  // namespace memlife::analysis

@@ -28,6 +28,9 @@ class Detector {
   virtual void on_op_begin(const Model&, const format::OpBeginRecord&, const When& at,
                            uint64_t stream) {}
   virtual void on_op_end(const Model&, const format::OpEndRecord&, uint64_t stream) {}
+  // Every collective issue, including those that completed on return (not
+  // tracked as in flight); runs before on_collective_issue.
+  virtual void on_collective_call(const Model&, const Collective&, bool in_flight) {}
   virtual void on_collective_issue(const Model&, const Collective&) {}
   // `matched` is null for a wait that matches no collective in flight; the
   // collective is removed from the model after the hook.

@@ -16,6 +16,9 @@ inline constexpr const char* kStepGrowth = "step_growth";
 inline constexpr const char* kUnexplainedHolder = "unexplained_holder";
 inline constexpr const char* kExpectFreed = "expect_freed";
 inline constexpr const char* kLeakedAtExit = "leaked_at_exit";
+// Cross-rank kinds (whole run, not one process).
+inline constexpr const char* kCollectiveMismatch = "collective_mismatch";
+inline constexpr const char* kRankImbalance = "rank_imbalance";
 
 // Every kind, in the order the documentation lists them.
 const std::vector<std::string>& all_finding_kinds();
@@ -33,6 +36,10 @@ struct Finding {
   // Free-form details plus the common keys: "storage", "tensors", "steps",
   // "stacks" (each a list of frames, see report.schema.json).
   nlohmann::json evidence = nlohmann::json::object();
+  // Set on findings about several processes (cross-rank, or the same
+  // finding on every rank); empty for a finding of one process.
+  std::vector<int64_t> ranks;
+  std::vector<uint64_t> pids;
 
   // Sort key: retained bytes x time (a finding without a duration counts
   // as one nanosecond).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -96,9 +97,20 @@ struct Census {
 
 struct Collective {
   uint64_t id = 0, op_string = 0, group_string = 0, backend_string = 0;
+  uint64_t thread = 0;  // recording stream (thread) of the issue
   std::vector<uint64_t> inputs, outputs, output_storages;
   uint64_t bytes = 0, stack_id = 0, flags = 0;
   When issued;
+};
+
+// Raw device (or pinned host) memory from the CUDA driver/runtime, seen by
+// CUPTI. The torch caching allocator carves its blocks out of these; a
+// framework-free program uses them directly.
+struct Segment {
+  uint64_t address = 0, bytes = 0, stream = 0;
+  int64_t device = -1;
+  When at;
+  bool holds_allocations = false;  // an alloc record fell inside it
 };
 
 struct StepMark {
@@ -124,6 +136,7 @@ struct Model {
   std::unordered_map<uint64_t, uint64_t> storage_at;             // data address -> storage id
   std::unordered_map<uint64_t, Tensor> tensors;                  // by tensor id
   std::unordered_map<uint64_t, Collective> pending_collectives;  // by collective id
+  std::map<uint64_t, Segment> segments;                          // live, by address
 
   std::vector<StepMark> steps;
   uint64_t current_step = 0;
@@ -145,6 +158,13 @@ struct Model {
   const Tensor* tensor(uint64_t id) const {
     auto it = tensors.find(id);
     return it == tensors.end() ? nullptr : &it->second;
+  }
+  // The live segment holding `address`, or null.
+  Segment* segment_at(uint64_t address) {
+    auto it = segments.upper_bound(address);
+    if (it == segments.begin()) return nullptr;
+    --it;
+    return address < it->first + it->second.bytes ? &it->second : nullptr;
   }
   const Storage* storage(uint64_t id) const {
     auto it = storages.find(id);

@@ -71,7 +71,7 @@ bool Replayer::on_record(const Record& r) {
       for (Detector* d : detectors_) d->on_op_end(m, r.op_end, r.header.stream_id);
       break;
     case RecordKind::kCollectiveIssue:
-      on_collective_issue(r.collective_issue, at);
+      on_collective_issue(r.collective_issue, at, r.header.stream_id);
       break;
     case RecordKind::kCollectiveWait:
       on_collective_wait(r.collective_wait, at);
@@ -84,6 +84,10 @@ bool Replayer::on_record(const Record& r) {
       break;
     case RecordKind::kCensusStorage:
       on_census_storage(r.census_storage);
+      break;
+    case RecordKind::kSegmentAlloc:
+    case RecordKind::kSegmentFree:
+      on_segment(r.segment, r.header.kind == RecordKind::kSegmentAlloc, at);
       break;
     case RecordKind::kOom:
       ++m.ooms;
@@ -109,6 +113,8 @@ void Replayer::on_alloc(const format::AllocRecord& r, const When& at) {
   m.live_bytes_by_device[r.device] += r.bytes;
   m.peak_bytes = std::max(m.peak_bytes, m.live_bytes);
   m.peak_since_step = std::max(m.peak_since_step, m.live_bytes);
+  if (r.device >= 0 && !m.segments.empty())
+    if (Segment* seg = m.segment_at(r.address)) seg->holds_allocations = true;
   for (Detector* d : detectors_) d->on_alloc(m, a);
 }
 
@@ -223,11 +229,23 @@ void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint6
   for (Detector* d : detectors_) d->on_op_begin(m, r, at, stream);
 }
 
-void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const When& at) {
+void Replayer::on_segment(const format::SegmentRecord& r, bool is_alloc, const When& at) {
   Model& m = model_;
-  if (!(r.flags & (kCollectiveAsync | kCollectiveFunctional))) return;  // completed on return
+  if (!is_alloc) {
+    m.segments.erase(r.address);
+    return;
+  }
+  m.segments[r.address] = Segment{r.address, r.bytes, r.stream, r.device, at, false};
+}
+
+void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const When& at,
+                                   uint64_t thread) {
+  Model& m = model_;
+  // Not async nor functional: it completed before the call returned.
+  const bool in_flight = r.flags & (kCollectiveAsync | kCollectiveFunctional);
   Collective c;
   c.id = r.collective_id ? r.collective_id : next_synthetic_collective_++;
+  c.thread = thread;
   c.op_string = r.op_string;
   c.group_string = r.group_string;
   c.backend_string = r.backend_string;
@@ -243,6 +261,8 @@ void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const
   c.stack_id = r.stack_id;
   c.flags = r.flags;
   c.issued = at;
+  for (Detector* d : detectors_) d->on_collective_call(m, c, in_flight);
+  if (!in_flight) return;
   auto& slot = m.pending_collectives[c.id];
   slot = std::move(c);
   for (Detector* d : detectors_) d->on_collective_issue(m, slot);

@@ -22,11 +22,12 @@ class Replayer final : public format::RecordVisitor {
   void on_free(uint64_t address, const When& at);
   void on_tensor(const format::TensorRecord& r, const When& at);
   void on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream);
-  void on_collective_issue(const format::CollectiveIssueRecord& r, const When& at);
+  void on_collective_issue(const format::CollectiveIssueRecord& r, const When& at, uint64_t thread);
   void on_collective_wait(const format::CollectiveWaitRecord& r, const When& at);
   void on_mark(const format::MarkRecord& r, const When& at);
   void on_census(const format::CensusRecord& r, const When& at);
   void on_census_storage(const format::CensusStorageRecord& r);
+  void on_segment(const format::SegmentRecord& r, bool is_alloc, const When& at);
   void bind_storage(Storage& s, uint64_t data_address);
 
   Model& model_;

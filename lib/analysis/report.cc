@@ -36,6 +36,9 @@ json process_json(const ProcessAnalysis& p) {
             {"records_lost", p.records_lost},
             {"ooms", p.ooms},
             {"truncated", p.truncated},
+            {"collectives", p.collectives.size()},
+            {"live_bytes_at_end", p.final_live_bytes},
+            {"cached_segments", {{"count", p.cached_segments}, {"bytes", p.cached_segment_bytes}}},
             {"per_step", steps}};
   if (p.truncated) j["stop_reason"] = p.stop_reason;
   if (!p.error.empty()) j["error"] = p.error;
@@ -44,7 +47,9 @@ json process_json(const ProcessAnalysis& p) {
 
 }  // namespace
 
-json make_report(const std::vector<ProcessAnalysis>& processes) {
+json make_report(const std::vector<ProcessAnalysis>& processes,
+                 const std::vector<Finding>& run_findings,
+                 const std::vector<std::string>& warnings) {
   json procs = json::array();
   struct Ranked {
     double weight;
@@ -66,6 +71,20 @@ json make_report(const std::vector<ProcessAnalysis>& processes) {
       findings.push_back({f.weight(), std::move(j)});
     }
   }
+  for (const Finding& f : run_findings) {
+    json j = {{"kind", f.kind},
+              {"severity", f.severity},
+              {"bytes", f.bytes},
+              {"count", std::max<uint64_t>(f.count, 1)},
+              {"retained_ns", f.retained_ns},
+              {"pid", f.pids.empty() ? uint64_t{0} : f.pids.front()},
+              {"rank", nullptr},
+              {"ranks", f.ranks},
+              {"pids", f.pids},
+              {"message", f.message},
+              {"evidence", f.evidence}};
+    findings.push_back({f.weight(), std::move(j)});
+  }
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Ranked& a, const Ranked& b) { return a.weight > b.weight; });
   json out_findings = json::array();
@@ -73,6 +92,7 @@ json make_report(const std::vector<ProcessAnalysis>& processes) {
   return {{"schema_version", kReportSchemaVersion},
           {"tool", "memlife"},
           {"processes", procs},
+          {"warnings", warnings},
           {"findings", out_findings}};
 }
 
@@ -130,7 +150,9 @@ std::string summary_table(const json& report) {
   out << line;
   for (const json& f : report["findings"]) {
     std::snprintf(line, sizeof line, "  %-20s %-8s %-6s %-12s %-6s ", f.value("kind", "").c_str(),
-                  f.value("severity", "").c_str(), f.value("rank", json(nullptr)).dump().c_str(),
+                  f.value("severity", "").c_str(),
+                  f.contains("ranks") ? ("[" + std::to_string(f["ranks"].size()) + "]").c_str()
+                                      : f.value("rank", json(nullptr)).dump().c_str(),
                   format_bytes(f.value("bytes", uint64_t{0})).c_str(),
                   f.value("count", json(1)).dump().c_str());
     out << line << f.value("message", "") << "\n";

@@ -14,7 +14,12 @@ inline constexpr int kReportSchemaVersion = 1;
 
 // Processes in input order; findings of all processes sorted by retained
 // bytes x time, heaviest first.
-nlohmann::json make_report(const std::vector<ProcessAnalysis>& processes);
+// `run_findings` are about several processes (cross-rank checks, findings
+// folded over every rank): rank null, "ranks" and "pids" set. `warnings`
+// (e.g. runs left out) go to the report's "warnings".
+nlohmann::json make_report(const std::vector<ProcessAnalysis>& processes,
+                           const std::vector<Finding>& run_findings = {},
+                           const std::vector<std::string>& warnings = {});
 
 // Checks the shape check relies on (schema_version, processes, findings
 // with kind/severity/bytes). Returns false with a one-line reason.

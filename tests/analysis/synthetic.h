@@ -15,7 +15,9 @@ namespace memlife::analysis::testing {
 
 class Synth {
  public:
-  explicit Synth(int64_t rank = -1) : builder_(header(rank)) {}
+  explicit Synth(int64_t rank = -1, uint64_t pid = 4242, const std::string& run_id = "run",
+                 uint64_t start_wall_ns = 0)
+      : builder_(header(rank, pid, run_id, start_wall_ns)) {}
 
   uint64_t str(const std::string& s) {
     for (size_t i = 0; i < strings_.size(); ++i)
@@ -90,12 +92,26 @@ class Synth {
                                                format::list_of<format::CensusHolder>(h.holders)});
     builder_.add(stream, format::CensusRecord{id, 1, reason, step, 0, format::kUnknownCount});
   }
+  // A raw CUDA allocation (CUPTI segment) or its free.
+  void segment(uint64_t address, uint64_t bytes, bool is_alloc = true, int64_t device = 0) {
+    builder_.add_segment(stream, is_alloc, format::SegmentRecord{address, bytes, device, 7});
+  }
+  // Opens and closes an op around `inside` (collective layers nest in ops).
+  template <typename F>
+  void in_op(const std::string& name, F&& inside) {
+    const uint64_t id = ++ops_;
+    std::vector<uint64_t> none;
+    builder_.add(stream, format::OpBeginRecord{id, str(name), 0, format::list_of<uint64_t>(none)});
+    inside();
+    builder_.add(stream, format::OpEndRecord{id, format::list_of<uint64_t>(none)});
+  }
   void issue(uint64_t collective_id, const std::string& op, std::vector<uint64_t> outputs,
-             uint64_t bytes, uint64_t stack_id = 0, uint64_t flags = kCollectiveAsync) {
+             uint64_t bytes, uint64_t stack_id = 0, uint64_t flags = kCollectiveAsync,
+             const std::string& group = "0") {
     format::CollectiveIssueRecord c;
     c.collective_id = collective_id;
     c.op_string = str(op);
-    c.group_string = str("0");
+    c.group_string = group.empty() ? 0 : str(group);
     c.backend_string = str("gloo");
     c.inputs = format::list_of<uint64_t>(outputs);
     c.outputs = format::list_of<uint64_t>(outputs);
@@ -105,8 +121,8 @@ class Synth {
     builder_.add(stream, c);
   }
   void wait(uint64_t collective_id, std::vector<uint64_t> tensors,
-            WaitHow how = WaitHow::kWorkWait) {
-    builder_.add(stream, format::CollectiveWaitRecord{collective_id, str("wait"),
+            WaitHow how = WaitHow::kWorkWait, const std::string& op = "wait") {
+    builder_.add(stream, format::CollectiveWaitRecord{collective_id, str(op),
                                                       format::list_of<uint64_t>(tensors), 0, how});
   }
 
@@ -128,12 +144,14 @@ class Synth {
   uint64_t stream = 1;
 
  private:
-  static format::HeaderFields header(int64_t rank) {
+  static format::HeaderFields header(int64_t rank, uint64_t pid, const std::string& run_id,
+                                     uint64_t start_wall_ns) {
     format::HeaderFields h;
-    h.pid = 4242;
+    h.pid = pid;
     h.rank = rank;
     h.host = "testhost";
-    h.run_id = "run";
+    h.run_id = run_id;
+    h.start_wall_ns = start_wall_ns;
     h.torch_version = "2.15.0";
     h.start_monotonic_ns = 1'000'000;
     return h;

@@ -1,6 +1,12 @@
 // leaked_at_exit: allocations still live when the process closed its trace,
 // grouped by allocation site. A truncated trace did not exit, so what was
 // live at the cut is not reported as leaked.
+// Framework-free memory too: raw device (or pinned host) segments from the
+// CUDA APIs (CUPTI) that no alloc record ever fell inside and that were not
+// freed, as compute-sanitizer --leak-check reports them
+// (evidence.memory = "raw_device"). Segments that held allocator blocks are
+// the torch caching allocator's cache, which it keeps until the process
+// dies: not the program's leak (the process entry counts them instead).
 #include <algorithm>
 #include <map>
 
@@ -30,6 +36,7 @@ class LeakedAtExit final : public Detector {
       if (std::find(g.devices.begin(), g.devices.end(), a.device) == g.devices.end())
         g.devices.push_back(static_cast<uint64_t>(a.device));
     }
+    report_raw_segments(m, out);
     for (auto& [key, g] : groups) {
       Finding f;
       f.kind = kLeakedAtExit;
@@ -44,6 +51,38 @@ class LeakedAtExit final : public Detector {
       f.message = std::to_string(g.count) + " allocation(s), " + format_bytes(g.bytes) +
                   ", still live at exit; allocated at " +
                   (line.empty() ? std::string("an unknown site") : line);
+      out.push_back(std::move(f));
+    }
+  }
+
+ private:
+  static void report_raw_segments(const Model& m, std::vector<Finding>& out) {
+    // One finding per device: CUPTI gives segments no stack.
+    std::map<int64_t, std::vector<const Segment*>> by_device;
+    for (const auto& [address, s] : m.segments)
+      if (!s.holds_allocations) by_device[s.device].push_back(&s);
+    for (const auto& [device, segs] : by_device) {
+      Finding f;
+      f.kind = kLeakedAtExit;
+      f.severity = default_severity(f.kind);
+      f.count = segs.size();
+      uint64_t oldest = ~uint64_t{0};
+      nlohmann::json list = nlohmann::json::array();
+      for (const Segment* s : segs) {
+        f.bytes += s->bytes;
+        oldest = std::min(oldest, s->at.time_ns);
+        if (list.size() < 64) list.push_back({{"address", s->address}, {"bytes", s->bytes}});
+      }
+      f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, oldest);
+      f.evidence["memory"] = "raw_device";
+      f.evidence["device"] = device;
+      f.evidence["allocations"] = std::move(list);
+      f.evidence["stacks"] = nlohmann::json::array();
+      f.evidence["steps"] = nlohmann::json::array();
+      const std::string where = device < 0 ? "pinned host" : "device " + std::to_string(device);
+      f.message = std::to_string(f.count) + " raw CUDA allocation(s) on " + where + ", " +
+                  format_bytes(f.bytes) +
+                  ", never freed by exit (cudaMalloc-level, outside any framework allocator)";
       out.push_back(std::move(f));
     }
   }

@@ -1,0 +1,282 @@
+// Several ranks (issue 7), CUDA-level waits and raw device leaks (issue 5),
+// over synthetic traces.
+#include "analysis/cross_rank.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "synthetic.h"
+
+namespace memlife::analysis {
+namespace {
+
+using testing::of_kind;
+using testing::Synth;
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// One functional all_gather the way torch records it: nccl:AllGather inside
+// c10d::allgather_into_tensor_coalesced_ inside the functional op, each
+// layer's issue recorded as that layer returns, all with the user's stack.
+void layered_all_gather(Synth& s, uint64_t base_id, uint64_t out_tensor, uint64_t stack) {
+  s.in_op("_c10d_functional::all_gather_into_tensor", [&] {
+    s.in_op("c10d::allgather_into_tensor_coalesced_", [&] {
+      s.in_op("record_param_comms", [&] {
+        s.issue(base_id, "nccl:AllGather", {}, 4 * kMiB, stack, kCollectiveAsync | kCollectiveNccl,
+                "nccl:0x1234 rank 0/1");
+      });
+      s.issue(base_id + 1, "c10d::allgather_into_tensor_coalesced_", {}, 0, stack, kCollectiveAsync,
+              "");
+    });
+    s.issue(base_id + 2, "_c10d_functional::all_gather_into_tensor", {out_tensor}, 4 * kMiB, stack,
+            kCollectiveFunctional);
+  });
+}
+
+TEST(CudaWaits, LayersOfOneCallMakeOneFindingReleasedBySynchronize) {
+  Synth s;
+  const uint64_t stack = s.stack("seed001.py", 28, "<module>");
+  for (uint64_t i = 0; i < 3; ++i) {
+    s.alloc(0x1000 + i * 0x100000, 4 * kMiB, 0, 0);
+    s.tensor(10 + i, 20 + i, 0x1000 + i * 0x100000, 4 * kMiB, kMiB);
+    layered_all_gather(s, 100 + 10 * i, 10 + i, stack);
+  }
+  for (uint64_t i = 0; i < 3; ++i)
+    s.wait(100 + 10 * i, {}, WaitHow::kSynchronize, "cudaDeviceSynchronize");
+  const auto found = of_kind(s.analyze(), kUnwaitedCollective);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].count, 3u);
+  EXPECT_EQ(found[0].bytes, 12 * kMiB);
+  EXPECT_EQ(found[0].evidence["op"], "_c10d_functional::all_gather_into_tensor");
+  EXPECT_EQ(found[0].evidence["released_by"], "synchronize");
+  EXPECT_EQ(found[0].evidence["release_op"], "cudaDeviceSynchronize");
+  EXPECT_EQ(found[0].evidence["layers"].size(), 2u);
+  EXPECT_NE(found[0].evidence["stacks"][0].dump().find("seed001.py"), std::string::npos);
+}
+
+TEST(CudaWaits, NeverWaitedIsToldApartFromSynchronized) {
+  Synth s;
+  const uint64_t stack = s.stack("seed001.py", 28, "<module>");
+  s.alloc(0x1000, 4 * kMiB, 0, 0);
+  s.tensor(10, 20, 0x1000, 4 * kMiB, kMiB);
+  layered_all_gather(s, 100, 10, stack);
+  const auto found = of_kind(s.analyze(), kUnwaitedCollective);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["released_by"], "never");
+  EXPECT_NE(found[0].message.find("never waited"), std::string::npos);
+}
+
+TEST(CudaWaits, StreamWaitOnTheNcclLayerIsAProgramWait) {
+  Synth s;
+  const uint64_t stack = s.stack("seed001.py", 30, "<module>");
+  s.alloc(0x1000, 4 * kMiB, 0, 0);
+  s.tensor(10, 20, 0x1000, 4 * kMiB, kMiB);
+  layered_all_gather(s, 100, 10, stack);
+  s.wait(100, {}, WaitHow::kStreamWait, "cudaStreamWaitEvent");
+  s.wait(100, {}, WaitHow::kStreamWait, "cudaStreamWaitEvent");  // twice: no orphan
+  EXPECT_TRUE(of_kind(s.analyze(), kUnwaitedCollective).empty());
+}
+
+TEST(CudaWaits, SynchronousCallAdoptsItsNcclLayer) {
+  Synth s;
+  s.in_op("c10d::allreduce_", [&] {
+    s.issue(100, "nccl:AllReduce", {}, kMiB, 0, kCollectiveAsync | kCollectiveNccl,
+            "nccl:0x1 rank 0/1");
+    s.issue(101, "c10d::allreduce_", {}, kMiB, 0, 0, "");  // completed on return
+  });
+  EXPECT_TRUE(of_kind(s.analyze(), kUnwaitedCollective).empty());
+}
+
+TEST(RawDeviceLeaks, UnfreedCudaMallocsAreLeaksCachedSegmentsAreNot) {
+  // tests/gpu/leaky_cuda.cu: 5 cudaMallocs of 1..5 MiB, the last two freed.
+  Synth s;
+  for (uint64_t i = 0; i < 5; ++i) s.segment(0x7f0000000000 + i * 8 * kMiB, (i + 1) * kMiB);
+  s.segment(0x7f0000000000 + 3 * 8 * kMiB, 4 * kMiB, false);
+  s.segment(0x7f0000000000 + 4 * 8 * kMiB, 5 * kMiB, false);
+  // A torch caching-allocator segment: a block was carved out of it.
+  s.segment(0x7e0000000000, 20 * kMiB);
+  s.alloc(0x7e0000000000 + 512, kMiB, 0, 0);
+  s.free(0x7e0000000000 + 512);
+  const ProcessAnalysis p = s.analyze();
+  const auto found = of_kind(p, kLeakedAtExit);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["memory"], "raw_device");
+  EXPECT_EQ(found[0].count, 3u);
+  EXPECT_EQ(found[0].bytes, 6 * kMiB);  // compute-sanitizer: 6291456 bytes in 3 allocations
+  EXPECT_EQ(p.cached_segments, 1u);
+  EXPECT_EQ(p.cached_segment_bytes, 20 * kMiB);
+}
+
+TEST(RawDeviceLeaks, TruncatedTraceReportsNoLeak) {
+  Synth s;
+  s.segment(0x7f0000000000, kMiB);
+  EXPECT_TRUE(of_kind(s.analyze(/*clean_end=*/false), kLeakedAtExit).empty());
+}
+
+// Rank r of a run: `calls` all_reduces (skipping index `skip`), each on
+// its own line, then a barrier.
+ProcessAnalysis rank_run(int64_t rank, int calls, int skip = -1, bool unwaited = false,
+                         uint64_t extra_bytes = 0) {
+  Synth s(rank, 1000 + rank);
+  const uint64_t reduce_stack = s.stack("train.py", 40, "step");
+  const uint64_t barrier_stack = s.stack("train.py", 50, "main");
+  s.alloc(0x1000, 8 * kMiB + extra_bytes);
+  for (int k = 0; k < calls; ++k) {
+    if (k == skip) continue;
+    s.in_op("c10d::allreduce_",
+            [&] { s.issue(100 + k, "c10d::allreduce_", {}, 4096, reduce_stack, 0, ""); });
+  }
+  if (unwaited) {
+    s.in_op("c10d::allreduce_", [&] {
+      s.issue(500, "c10d::allreduce_", {}, 4096, reduce_stack, kCollectiveAsync, "");
+    });
+  }
+  s.in_op("c10d::barrier", [&] { s.issue(900, "c10d::barrier", {}, 0, barrier_stack, 0, ""); });
+  s.free(0x1000);
+  return s.analyze();
+}
+
+std::vector<const ProcessAnalysis*> view(const std::vector<ProcessAnalysis>& ps) {
+  std::vector<const ProcessAnalysis*> v;
+  for (const auto& p : ps) v.push_back(&p);
+  return v;
+}
+
+TEST(CrossRank, CleanRunHasNoMismatch) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(rank_run(r, 3));
+  for (const Finding& f : cross_rank_findings(ranks, {})) ADD_FAILURE() << f.message;
+}
+
+TEST(CrossRank, SkippedAllReduceIsTheFirstDivergenceWithBothStacks) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(rank_run(r, 3, r == 2 ? 1 : -1));
+  const auto found = collective_mismatches(view(ranks));
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = found[0];
+  EXPECT_EQ(f.kind, kCollectiveMismatch);
+  EXPECT_EQ(f.evidence["group"], "default");
+  // Rank 2's second call is the barrier, the others' an all_reduce: index 2
+  // (0-based) where rank 2 ran out? No: rank 2 skipped #1, so its #1 is #2's
+  // all_reduce and its #2 is the barrier.
+  EXPECT_EQ(f.evidence["index"], 2);
+  EXPECT_EQ(f.ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+  ASSERT_EQ(f.evidence["stacks"].size(), 2u);
+  EXPECT_NE(f.evidence["stacks"][0].dump().find("\"line\":40"), std::string::npos);
+  EXPECT_NE(f.evidence["stacks"][1].dump().find("\"line\":50"), std::string::npos);
+  EXPECT_NE(f.message.find("rank 2 issued c10d::barrier"), std::string::npos) << f.message;
+}
+
+TEST(CrossRank, RankThatNeverIssuedIsNamed) {
+  std::vector<ProcessAnalysis> ranks;
+  Synth a(0, 1), b(1, 2);
+  const uint64_t sa = a.stack("train.py", 40), sb = b.stack("train.py", 40);
+  for (int k = 0; k < 2; ++k)
+    a.in_op("c10d::allreduce_", [&] { a.issue(100 + k, "c10d::allreduce_", {}, 64, sa, 0, ""); });
+  b.in_op("c10d::allreduce_", [&] { b.issue(100, "c10d::allreduce_", {}, 64, sb, 0, ""); });
+  ranks.push_back(a.analyze());
+  ranks.push_back(b.analyze(/*clean_end=*/false));  // hung, then killed
+  const auto found = collective_mismatches(view(ranks));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["index"], 1);
+  EXPECT_NE(found[0].message.find("rank 1 never issued it"), std::string::npos) << found[0].message;
+  EXPECT_EQ(found[0].evidence["stacks"].size(), 2u);  // rank 0's #1, rank 1's last call
+}
+
+TEST(CrossRank, DifferentBytesDiverge) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 2; ++r) {
+    Synth s(r, 10 + r);
+    s.in_op("c10d::allgather_",
+            [&] { s.issue(1, "c10d::allgather_", {}, r == 1 ? 2048 : 1024, 0, 0, "tp"); });
+    ranks.push_back(s.analyze());
+  }
+  const auto found = collective_mismatches(view(ranks));
+  ASSERT_EQ(found.size(), 1u);  // on "tp" (the default group is empty on both)
+  EXPECT_EQ(found[0].evidence["group"], "tp");
+}
+
+TEST(CrossRank, FindingOnEveryRankIsReportedOnceWithItsRanks) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(rank_run(r, 2, -1, /*unwaited=*/true));
+  const auto found = cross_rank_findings(ranks, {});
+  const auto folded = std::count_if(found.begin(), found.end(),
+                                    [](const Finding& f) { return f.kind == kUnwaitedCollective; });
+  ASSERT_EQ(folded, 1);
+  const Finding& f = *std::find_if(found.begin(), found.end(),
+                                   [](const Finding& f) { return f.kind == kUnwaitedCollective; });
+  EXPECT_EQ(f.ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(f.count, 4u);
+  ASSERT_EQ(f.evidence["per_rank"].size(), 4u);
+  EXPECT_EQ(f.evidence["per_rank"][3]["count"], 1);
+  for (const auto& p : ranks) EXPECT_TRUE(of_kind(p, kUnwaitedCollective).empty());
+}
+
+TEST(CrossRank, FindingOnSomeRanksStaysPerRank) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(rank_run(r, 2, -1, /*unwaited=*/r < 2));
+  for (const Finding& f : cross_rank_findings(ranks, {})) EXPECT_NE(f.kind, kUnwaitedCollective);
+  EXPECT_EQ(of_kind(ranks[0], kUnwaitedCollective).size(), 1u);
+  EXPECT_EQ(of_kind(ranks[3], kUnwaitedCollective).size(), 0u);
+}
+
+TEST(CrossRank, RankWithOutlyingPeakIsImbalanced) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(rank_run(r, 1, -1, false, r == 3 ? 24 * kMiB : 0));
+  const auto found = rank_imbalances(view(ranks), {});
+  ASSERT_EQ(found.size(), 1u) << found.back().message;
+  EXPECT_EQ(found[0].evidence["metric"], "peak_bytes");
+  EXPECT_EQ(found[0].count, 1u);
+  EXPECT_NE(found[0].message.find("rank 3"), std::string::npos);
+  std::vector<ProcessAnalysis> even;
+  for (int r = 0; r < 4; ++r) even.push_back(rank_run(r, 1));
+  EXPECT_TRUE(rank_imbalances(view(even), {}).empty());
+}
+
+TEST(CrossRank, RanksOfDifferentRunsAreNotCompared) {
+  std::vector<ProcessAnalysis> ranks;
+  ranks.push_back(rank_run(0, 3));
+  ranks.push_back(rank_run(1, 3, 1));
+  ranks[1].header.run_id = "other";
+  EXPECT_TRUE(cross_rank_findings(ranks, {}).empty());
+}
+
+TEST(RunSelection, NewestRunUnlessOneIsNamed) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("memlife_runs_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& run, uint64_t wall) {
+    Synth s(0, 1, run, wall);
+    const auto bytes = s.bytes();
+    FILE* f = std::fopen((dir / name).c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  };
+  write("a.mltrace", "old", 100);
+  write("b.mltrace", "old", 110);
+  write("c.mltrace", "new", 200);
+  std::vector<std::string> paths, warnings;
+  std::string error;
+  ASSERT_TRUE(collect_trace_paths({dir.string()}, paths, error)) << error;
+  auto newest = paths;
+  ASSERT_TRUE(select_run(newest, "", false, warnings, error));
+  ASSERT_EQ(newest.size(), 1u);
+  EXPECT_NE(newest[0].find("c.mltrace"), std::string::npos);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("2 trace(s) of run 'old'"), std::string::npos) << warnings[0];
+  auto named = paths;
+  warnings.clear();
+  ASSERT_TRUE(select_run(named, "old", false, warnings, error));
+  EXPECT_EQ(named.size(), 2u);
+  auto all = paths;
+  ASSERT_TRUE(select_run(all, "", true, warnings, error));
+  EXPECT_EQ(all.size(), 3u);
+  auto missing = paths;
+  EXPECT_FALSE(select_run(missing, "nope", false, warnings, error));
+  EXPECT_NE(error.find("nope"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace memlife::analysis
