@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "preload/recorder.h"
@@ -14,11 +15,30 @@
 namespace memlife::torch_plugin {
 namespace {
 
+using Py_ssize_t_like = std::ptrdiff_t;
+
 // c10d::get_work_registry_size() where this torch exports it.
 uint64_t unwaited_works() {
   using Fn = size_t (*)();
   static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_ZN4c10d22get_work_registry_sizeEv"));
   return fn != nullptr ? static_cast<uint64_t>(fn()) : format::kUnknownCount;
+}
+
+// True when no Python code can reach the tensor: it has no Python object,
+// or the only reference to that object is the one a TensorImpl keeps on its
+// own wrapper while C++ holds the impl (torch >= 2.10 preserves it so).
+// Needs the GIL. Where the slot's API is unknown, says false (the tensor
+// stays a holder, as before).
+template <typename Slot>
+bool unreachable_from_python(const Slot* slot) {
+  if constexpr (requires { slot->load_pyobj(); }) {
+    const void* obj = slot->load_pyobj();
+    if (obj == nullptr) return true;
+    // ob_refcnt is the object's first field (a Py_ssize_t in CPython).
+    return *static_cast<const Py_ssize_t_like*>(obj) <= 1;
+  } else {
+    return false;
+  }
 }
 
 struct Holder {
@@ -51,9 +71,38 @@ void write_census(CensusReason reason) {
 
     // set_data and storage resize are invisible to the dispatcher: catch up
     // on them here.
+    // Bases that autograd keeps only as a live view's `_base` (`del base`
+    // after `v = base[:1]`): not holders of their own, or the owner would
+    // look alive and the residual view would go unreported.
+    std::vector<const c10::TensorImpl*> bases_of_views;
+    for (const LiveTensor& t : live) {
+      const at::TensorBase tensor(t.tensor);
+      if (!tensor.is_view()) continue;
+      const at::TensorBase& base = tensor._base();
+      if (base.defined()) bases_of_views.push_back(base.unsafeGetTensorImpl());
+    }
+    std::sort(bases_of_views.begin(), bases_of_views.end());
+    const uint64_t kept_by_views_label =
+        bases_of_views.empty() ? 0 : rec::intern_string("memlife.census.base_kept_only_by_views");
+
     std::vector<Holder> holders;
     holders.reserve(live.size());
     for (size_t i = 0; i < live.size(); ++i) {
+      const c10::TensorImpl* impl = live[i].tensor.get();
+      if (std::binary_search(bases_of_views.begin(), bases_of_views.end(), impl) && gil.held() &&
+          unreachable_from_python(impl->pyobj_slot())) {
+        // Flagged for the analyzer: a label mark naming the storage, with
+        // the base's tensor id in `address`.
+        format::MarkRecord mark;
+        mark.kind = MarkKind::kLabel;
+        mark.step = rec::current_step();
+        mark.label_string = kept_by_views_label;
+        mark.storage_id =
+            sight_tensor(live[i].tensor, at::TensorBase(live[i].tensor).is_view()).storage_id;
+        mark.address = live[i].id;
+        rec::emit(*w, mark);
+        continue;
+      }
       const bool is_view = at::TensorBase(live[i].tensor).is_view();
       const TensorSighting s = sight_tensor(live[i].tensor, is_view);
       if (s.tensor_id == 0) continue;

@@ -62,6 +62,7 @@ void record_alloc(const c10::DataPtr& p, size_t bytes) {
   ThreadState& ts = thread_state();
   const uint64_t stack = rec::capture_stack(*w, 3);
   ts.last_alloc_address = address;
+  ts.recent_allocs[ts.allocs++ % ThreadState::kRecentAllocs] = address;
   ts.last_alloc_stack = stack;
   rec::emit(*w, format::AllocRecord{address, bytes, -1, 0, stack, current_op_name()});
 }

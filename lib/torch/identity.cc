@@ -5,17 +5,13 @@
 #include <array>
 #include <atomic>
 #include <mutex>
-#include <unordered_map>
+
+#include "torch/weak_table.h"
 
 namespace memlife::torch_plugin {
 namespace {
 
-using WeakTensor = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
-using WeakStorage = c10::weak_intrusive_ptr<c10::StorageImpl>;
-
 struct TensorEntry {
-  explicit TensorEntry(const TensorPtr& tensor) : weak(tensor) {}
-  WeakTensor weak;
   uint64_t id = 0;
   const c10::StorageImpl* storage = nullptr;
   uint64_t storage_id = 0;
@@ -25,28 +21,15 @@ struct TensorEntry {
 };
 
 struct StorageEntry {
-  explicit StorageEntry(WeakStorage w) : weak(std::move(w)) {}
-  WeakStorage weak;
   uint64_t id = 0;
   uint64_t first_tensor = 0;
   uint64_t data_address = 0;
 };
 
-// Drops expired entries once a shard has doubled since its last pruning, so
-// a long loop without steps does not keep dead TensorImpl shells around.
 template <typename Entry>
 struct Shard {
   std::mutex mutex;
-  std::unordered_map<const void*, Entry> map;
-  size_t prune_at = 4096;
-
-  void maybe_prune() {
-    if (map.size() < prune_at) return;
-    for (auto it = map.begin(); it != map.end();) {
-      it = it->second.weak.expired() ? map.erase(it) : std::next(it);
-    }
-    prune_at = std::max<size_t>(4096, map.size() * 2);
-  }
+  WeakTable<Entry>& table = *new WeakTable<Entry>();
 };
 
 constexpr size_t kShards = 64;
@@ -58,6 +41,13 @@ Tables* g_tables = new Tables();
 
 size_t shard_of(const void* p) {
   return static_cast<size_t>((reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> 58);
+}
+
+c10::intrusive_ptr_target* target_of(const c10::TensorImpl* p) {
+  return const_cast<c10::TensorImpl*>(p);
+}
+c10::intrusive_ptr_target* target_of(const c10::StorageImpl* p) {
+  return const_cast<c10::StorageImpl*>(p);
 }
 
 uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + 0x9E37; }
@@ -75,25 +65,19 @@ uint64_t geometry_of(const c10::TensorImpl& impl) {
 }
 
 // Storage id for a sighting; also says whether it is fresh or aliased.
-void sight_storage(const c10::Storage& storage, uint64_t tensor_id, TensorSighting& s) {
-  c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+void sight_storage(const c10::StorageImpl* impl, uint64_t tensor_id, TensorSighting& s) {
   Shard<StorageEntry>& shard = g_tables->storages[shard_of(impl)];
   std::lock_guard<std::mutex> lock(shard.mutex);
-  auto it = shard.map.find(impl);
-  if (it != shard.map.end() && !it->second.weak.expired()) {
-    s.storage_id = it->second.id;
-    s.aliases = it->second.first_tensor != tensor_id;
-    it->second.data_address = s.data_address;
-    return;
+  bool fresh = false;
+  StorageEntry& e = shard.table.upsert(target_of(impl), fresh);
+  if (fresh) {
+    e.id = rec::next_id();
+    e.first_tensor = tensor_id;
+    s.storage_fresh = true;
   }
-  shard.maybe_prune();
-  StorageEntry entry(storage.getWeakStorageImpl());
-  entry.id = rec::next_id();
-  entry.first_tensor = tensor_id;
-  entry.data_address = s.data_address;
-  s.storage_id = entry.id;
-  s.storage_fresh = true;
-  shard.map.insert_or_assign(impl, std::move(entry));
+  s.storage_id = e.id;
+  s.aliases = e.first_tensor != tensor_id;
+  e.data_address = s.data_address;
 }
 
 std::atomic<uint64_t> g_dtype_strings[256];
@@ -102,8 +86,8 @@ uint64_t dtype_string(const c10::TensorImpl& impl) {
   const auto index = static_cast<uint8_t>(impl.dtype().toScalarType());
   uint64_t id = g_dtype_strings[index].load(std::memory_order_acquire);
   if (id == 0) {
-    const auto name = impl.dtype().name();
-    id = rec::intern_string(std::string_view(name.data(), name.size()));
+    // torch's own names ("Float", "Long"), not the C++ type names.
+    id = rec::intern_string(c10::toString(impl.dtype().toScalarType()));
     g_dtype_strings[index].store(id, std::memory_order_release);
   }
   return id;
@@ -119,7 +103,12 @@ int64_t device_of(const c10::TensorImpl& impl) {
 bool trackable(const c10::TensorImpl& impl) {
   if (!impl.has_storage() || impl.is_nested() || impl.has_symbolic_sizes_strides()) return false;
   const c10::DispatchKeySet keys = impl.key_set();
-  if (keys.has(c10::DispatchKey::Python) || keys.has(c10::DispatchKey::Functionalize)) return false;
+  // FakeTensors and functional wrappers of torch.compile's tracing carry
+  // these keys; they own no memory the program can leak.
+  if (keys.has(c10::DispatchKey::Python) || keys.has(c10::DispatchKey::PythonTLSSnapshot) ||
+      keys.has(c10::DispatchKey::Functionalize) || keys.has(c10::DispatchKey::Meta)) {
+    return false;
+  }
   return !impl.is_meta() && impl.unsafe_storage().unsafeGetStorageImpl() != nullptr;
 }
 
@@ -127,46 +116,38 @@ TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
   TensorSighting s;
   const c10::TensorImpl& impl = *tensor;
   if (!trackable(impl)) return s;
-  const c10::Storage& storage = impl.unsafe_storage();
-  s.storage = storage.unsafeGetStorageImpl();
+  s.storage = impl.unsafe_storage().unsafeGetStorageImpl();
   s.data_address = reinterpret_cast<uint64_t>(s.storage->data_ptr().get());
   s.storage_bytes = s.storage->nbytes();
   const uint64_t geometry = mix(geometry_of(impl), is_view ? 1 : 0);
+  Shard<TensorEntry>& shard = g_tables->tensors[shard_of(&impl)];
+  TensorEntry* e = nullptr;
   {
-    Shard<TensorEntry>& shard = g_tables->tensors[shard_of(&impl)];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.map.find(&impl);
-    if (it != shard.map.end() && !it->second.weak.expired()) {
-      TensorEntry& e = it->second;
-      s.tensor_id = e.id;
-      if (e.storage == s.storage && e.data_address == s.data_address &&
-          e.storage_bytes == s.storage_bytes && e.geometry == geometry) {
-        s.storage_id = e.storage_id;
+    bool fresh = false;
+    e = &shard.table.upsert(target_of(&impl), fresh);
+    if (!fresh) {
+      s.tensor_id = e->id;
+      if (e->storage == s.storage && e->data_address == s.data_address &&
+          e->storage_bytes == s.storage_bytes && e->geometry == geometry) {
+        s.storage_id = e->storage_id;
         return s;  // the common case: a tensor seen before, unchanged
       }
       s.changed = true;
-      e.storage = s.storage;
-      e.data_address = s.data_address;
-      e.storage_bytes = s.storage_bytes;
-      e.geometry = geometry;
     } else {
-      shard.maybe_prune();
-      TensorEntry e(tensor);
-      e.id = rec::next_id();
-      e.storage = s.storage;
-      e.data_address = s.data_address;
-      e.storage_bytes = s.storage_bytes;
-      e.geometry = geometry;
-      s.tensor_id = e.id;
+      e->id = rec::next_id();
+      s.tensor_id = e->id;
       s.is_new = true;
-      shard.map.insert_or_assign(&impl, std::move(e));
     }
+    e->storage = s.storage;
+    e->data_address = s.data_address;
+    e->storage_bytes = s.storage_bytes;
+    e->geometry = geometry;
   }
-  sight_storage(storage, s.tensor_id, s);
-  Shard<TensorEntry>& shard = g_tables->tensors[shard_of(&impl)];
+  sight_storage(s.storage, s.tensor_id, s);
   std::lock_guard<std::mutex> lock(shard.mutex);
-  auto it = shard.map.find(&impl);
-  if (it != shard.map.end()) it->second.storage_id = s.storage_id;
+  // The table may have been rebuilt meanwhile: look the entry up again.
+  if (TensorEntry* again = shard.table.find(&impl)) again->storage_id = s.storage_id;
   return s;
 }
 
@@ -176,28 +157,30 @@ uint64_t known_tensor_id(const c10::TensorImpl* impl, uint64_t* storage_id) {
   {
     Shard<TensorEntry>& shard = g_tables->tensors[shard_of(impl)];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.map.find(impl);
-    if (it == shard.map.end() || it->second.weak.expired()) return 0;
-    id = it->second.id;
-    storage = it->second.storage;
+    const TensorEntry* e = shard.table.find(impl);
+    if (e == nullptr) return 0;
+    id = e->id;
+    storage = e->storage;
   }
   if (storage_id != nullptr) {
     *storage_id = 0;
+    if (storage == nullptr) return id;
     Shard<StorageEntry>& shard = g_tables->storages[shard_of(storage)];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.map.find(storage);
-    if (it != shard.map.end() && !it->second.weak.expired()) *storage_id = it->second.id;
+    if (const StorageEntry* e = shard.table.find(storage)) *storage_id = e->id;
   }
   return id;
 }
 
 uint64_t storage_id_for_address(const void* address) {
   const auto wanted = reinterpret_cast<uint64_t>(address);
+  uint64_t found = 0;
   for (Shard<StorageEntry>& shard : g_tables->storages) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    for (const auto& [impl, entry] : shard.map) {
-      if (entry.data_address == wanted && !entry.weak.expired()) return entry.id;
-    }
+    shard.table.for_each_live([&](c10::intrusive_ptr_target*, const StorageEntry& e) {
+      if (found == 0 && e.data_address == wanted) found = e.id;
+    });
+    if (found != 0) return found;
   }
   return 0;
 }
@@ -243,15 +226,12 @@ std::vector<LiveTensor> lock_live_tensors() {
   std::vector<LiveTensor> live;
   for (Shard<TensorEntry>& shard : g_tables->tensors) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    for (auto it = shard.map.begin(); it != shard.map.end();) {
-      TensorPtr strong = it->second.weak.lock();
-      if (!strong) {
-        it = shard.map.erase(it);
-        continue;
-      }
-      live.push_back({std::move(strong), it->second.id});
-      ++it;
-    }
+    shard.table.rebuild();  // drops the expired entries first
+    shard.table.for_each_live([&](c10::intrusive_ptr_target* key, const TensorEntry& e) {
+      auto* strong = c10::raw::weak_intrusive_ptr::lock(key);
+      if (strong == nullptr) return;
+      live.push_back({TensorPtr::reclaim(static_cast<c10::TensorImpl*>(strong)), e.id});
+    });
   }
   return live;
 }

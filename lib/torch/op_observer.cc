@@ -5,10 +5,11 @@
 #include <ATen/record_function.h>
 #include <c10/core/StorageImpl.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "gpu/gpu_hooks.h"
 #include "preload/recorder.h"
@@ -44,13 +45,35 @@ constexpr std::string_view kCollectiveOps[] = {
 };
 
 // Collectives issued and not waited yet, by the storage of their outputs.
+// Tiny (one entry per output of an unwaited collective); the count lets the
+// per-op path skip the lock when nothing is pending.
+struct Pending {
+  uint64_t storage_id;
+  const void* storage;
+  uint64_t collective_id;
+};
 std::mutex g_pending_mutex;
-std::unordered_map<uint64_t, uint64_t>* g_pending = new std::unordered_map<uint64_t, uint64_t>();
+std::vector<Pending>* g_pending = new std::vector<Pending>();
+std::atomic<size_t> g_pending_count{0};
+
+bool any_input_pending(const OpFrame& f) {
+  if (g_pending_count.load(std::memory_order_relaxed) == 0) return false;
+  std::lock_guard<std::mutex> lock(g_pending_mutex);
+  for (uint8_t i = 0; i < f.input_count; ++i) {
+    for (const Pending& p : *g_pending) {
+      if (p.storage == f.inputs[i].storage) return true;
+    }
+  }
+  return false;
+}
 
 OpName classify(const at::RecordFunction& fn, const char* name) {
   const std::string_view n(name);
   OpName result;
   result.string_id = rec::intern_string(n);
+  result.function = fn.scope() == at::RecordScope::FUNCTION;
+  // `t.data = x` fires only this op (then the old storage's free).
+  result.always_record = n == "aten::_has_compatible_shallow_copy_type";
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
     if (n.substr(0, kOptimizerStepPrefix.size()) == kOptimizerStepPrefix) {
       result.kind = OpKind::kOptimizerStep;
@@ -92,13 +115,9 @@ void for_each_tensor(const c10::IValue& v, const F& f) {
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     if (t.defined()) f(t);
-  } else if (v.isTensorList()) {
-    for (const at::Tensor& t : v.toTensorList().vec()) {
-      if (t.defined()) f(t);
-    }
-  } else if (v.isList()) {
+  } else if (v.isList()) {  // tensor lists too, without copying them
     for (const c10::IValue& e : v.toListRef()) {
-      if (e.isTensor() || e.isTensorList() || e.isList()) for_each_tensor(e, f);
+      if (e.isTensor() || e.isList()) for_each_tensor(e, f);
     }
   }
 }
@@ -128,10 +147,14 @@ uint64_t observe(rec::ThreadWriter& w, ThreadState& ts, const at::Tensor& t, boo
   uint64_t base = 0;
   if (frame != nullptr && !as_input) {
     for (uint8_t i = 0; i < frame->input_count; ++i) {
-      if (frame->inputs[i].storage == s.storage && frame->inputs[i].tensor_id != s.tensor_id) {
-        base = frame->inputs[i].tensor_id;
-        break;
-      }
+      const InputRef& in = frame->inputs[i];
+      if (in.storage != s.storage || in.impl == &impl) continue;
+      // Inputs of unrecorded ops were not sighted: look the id up now.
+      base = in.tensor_id != 0
+                 ? in.tensor_id
+                 : known_tensor_id(static_cast<const c10::TensorImpl*>(in.impl), nullptr);
+      if (base != 0 && base != s.tensor_id) break;
+      base = 0;
     }
   }
   const uint64_t flags = as_input && s.is_new ? kTensorFromInput : 0;
@@ -142,6 +165,10 @@ uint64_t observe(rec::ThreadWriter& w, ThreadState& ts, const at::Tensor& t, boo
 
 uint64_t tensor_bytes(const at::Tensor& t) {
   return static_cast<uint64_t>(t.numel()) * t.element_size();
+}
+
+bool is_collective_kind(OpKind k) {
+  return k == OpKind::kCollective || k == OpKind::kFunctionalCollective;
 }
 
 void start_op(const at::RecordFunction& fn) {
@@ -155,35 +182,92 @@ void start_op(const at::RecordFunction& fn) {
   if (depth >= ThreadState::kMaxDepth) return;
   OpFrame& f = ts.frames[depth];
   f.range = &fn;
-  f.op_id = rec::next_id();
   f.name = op_name(ts, fn);
-  f.async = false;
-  f.input_count = 0;
-  f.collective_inputs.clear();
-  std::vector<uint64_t>& ids = ts.scratch_inputs;
-  ids.clear();
-  if (fn.needsInputs()) {
-    const auto inputs = fn.inputs();
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const c10::IValue& v = inputs[i];
-      if (static_cast<int>(i) == f.name.async_arg && v.isBool()) f.async = v.toBool();
-      for_each_tensor(v, [&](const at::Tensor& t) {
-        const c10::StorageImpl* storage = nullptr;
-        const uint64_t id = observe(*w, ts, t, true, nullptr, &storage);
-        if (id == 0) return;
-        ids.push_back(id);
-        if (f.input_count < OpFrame::kMaxInputs) f.inputs[f.input_count++] = {storage, id};
-      });
+  f.kind = f.name.kind;
+  const int outer_function_depth = depth > 0 ? ts.frames[depth - 1].function_depth : 0;
+  f.function_depth = outer_function_depth + (f.name.function ? 1 : 0);
+  if (is_collective_kind(f.kind)) {
+    // One collective_issue per user-level collective: a functional
+    // collective runs c10d::allgather_into_tensor_coalesced_ inside itself.
+    for (int i = 0; i < depth; ++i) {
+      if (is_collective_kind(ts.frames[i].kind)) f.kind = OpKind::kPlain;
     }
   }
-  if (f.name.kind != OpKind::kPlain) f.collective_inputs = ids;
+  f.async = false;
+  f.saw_untracked = false;
+  f.input_count = 0;
+  f.alloc_mark = ts.allocs;
+  f.op_id = 0;
+  f.collective_inputs.clear();
+  if (!fn.needsInputs()) return;
+  const auto inputs = fn.inputs();
+  // Cheap pass: pointers only, no table lookups.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const c10::IValue& v = inputs[i];
+    if (static_cast<int>(i) == f.name.async_arg && v.isBool()) f.async = v.toBool();
+    for_each_tensor(v, [&](const at::Tensor& t) {
+      if (f.input_count == OpFrame::kMaxInputs) return;
+      const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+      const void* storage =
+          impl->has_storage() ? impl->unsafe_storage().unsafeGetStorageImpl() : nullptr;
+      f.inputs[f.input_count++] = {impl, storage, 0};
+    });
+  }
+  const bool recorded = outer_function_depth == 0 || f.kind != OpKind::kPlain ||
+                        f.name.always_record || any_input_pending(f);
+  if (!recorded) return;
+  f.op_id = rec::next_id();
+  std::vector<uint64_t>& ids = ts.scratch_inputs;
+  ids.clear();
+  uint8_t index = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for_each_tensor(inputs[i], [&](const at::Tensor& t) {
+      const uint64_t id = observe(*w, ts, t, true, nullptr, nullptr);
+      if (index < f.input_count && f.inputs[index].impl == t.unsafeGetTensorImpl()) {
+        f.inputs[index].tensor_id = id;
+      }
+      ++index;
+      if (id == 0) {
+        f.saw_untracked = true;
+        return;
+      }
+      ids.push_back(id);
+    });
+  }
+  if (f.kind != OpKind::kPlain) f.collective_inputs = ids;
   rec::emit(*w,
             format::OpBeginRecord{f.op_id, f.name.string_id, 0, format::list_of<uint64_t>(ids)});
 }
 
+// Outputs of an op memlife does not record: only those that alias an input
+// (views, including nested ones) or own a storage this op allocated.
+void end_unrecorded_op(rec::ThreadWriter& w, ThreadState& ts, const at::RecordFunction& fn,
+                       const OpFrame& f) {
+  if (!fn.needsOutputs()) return;
+  const bool allocated = ts.allocs != f.alloc_mark;
+  for (const c10::IValue& v : fn.outputs()) {
+    for_each_tensor(v, [&](const at::Tensor& t) {
+      const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+      if (!impl->has_storage()) return;
+      const c10::StorageImpl* storage = impl->unsafe_storage().unsafeGetStorageImpl();
+      bool aliases = false;
+      for (uint8_t i = 0; i < f.input_count; ++i) {
+        if (f.inputs[i].impl == impl) return;  // in-place or returned as is
+        aliases |= f.inputs[i].storage == storage;
+      }
+      if (!aliases) {
+        if (!allocated || storage == nullptr) return;
+        const auto address = reinterpret_cast<uint64_t>(storage->data_ptr().get());
+        if (!ts.allocated_since(f.alloc_mark, address)) return;
+      }
+      observe(w, ts, t, false, &f, nullptr);
+    });
+  }
+}
+
 void issue_collective(rec::ThreadWriter& w, const at::RecordFunction& fn, const OpFrame& f,
                       const std::vector<uint64_t>& outputs, uint64_t bytes,
-                      const std::vector<uint64_t>& output_storages) {
+                      std::vector<Pending>& output_storages) {
   format::CollectiveIssueRecord r;
   r.collective_id = rec::next_id();
   r.op_string = f.name.string_id;
@@ -204,16 +288,32 @@ void issue_collective(rec::ThreadWriter& w, const at::RecordFunction& fn, const 
   if (f.async || f.name.kind == OpKind::kFunctionalCollective) r.flags |= kCollectiveAsync;
   rec::emit(w, r);
   std::lock_guard<std::mutex> lock(g_pending_mutex);
-  for (uint64_t storage : output_storages) (*g_pending)[storage] = r.collective_id;
+  for (Pending& p : output_storages) {
+    if (p.storage_id == 0) continue;
+    p.collective_id = r.collective_id;
+    bool replaced = false;
+    for (Pending& q : *g_pending) {
+      if (q.storage_id == p.storage_id) {
+        q = p;
+        replaced = true;
+      }
+    }
+    if (!replaced) g_pending->push_back(p);
+  }
+  g_pending_count.store(g_pending->size(), std::memory_order_relaxed);
 }
 
 uint64_t take_pending(uint64_t storage_id) {
   std::lock_guard<std::mutex> lock(g_pending_mutex);
-  auto it = g_pending->find(storage_id);
-  if (it == g_pending->end()) return 0;
-  const uint64_t id = it->second;
-  g_pending->erase(it);
-  return id;
+  for (size_t i = 0; i < g_pending->size(); ++i) {
+    if ((*g_pending)[i].storage_id != storage_id) continue;
+    const uint64_t id = (*g_pending)[i].collective_id;
+    (*g_pending)[i] = g_pending->back();
+    g_pending->pop_back();
+    g_pending_count.store(g_pending->size(), std::memory_order_relaxed);
+    return id;
+  }
+  return 0;
 }
 
 void end_op(const at::RecordFunction& fn) {
@@ -234,34 +334,45 @@ void end_op(const at::RecordFunction& fn) {
   if (index < 0) return;
   ts.depth = index + 1;
   OpFrame& f = ts.frames[index];
+  if (f.op_id == 0) {
+    end_unrecorded_op(*w, ts, fn, f);
+    ts.depth = index;
+    return;
+  }
   std::vector<uint64_t>& ids = ts.scratch_outputs;
   ids.clear();
-  const bool is_collective =
-      f.name.kind == OpKind::kCollective || f.name.kind == OpKind::kFunctionalCollective;
+  const bool is_collective = is_collective_kind(f.kind);
   uint64_t collective_bytes = 0;
-  std::vector<uint64_t> output_storages;
+  std::vector<Pending> output_storages;
   std::vector<uint64_t> waited_collectives;
   if (fn.needsOutputs()) {
     for (const c10::IValue& v : fn.outputs()) {
       for_each_tensor(v, [&](const at::Tensor& t) {
-        const uint64_t id = observe(*w, ts, t, false, &f, nullptr);
-        if (id == 0) return;
+        const c10::StorageImpl* storage = nullptr;
+        const uint64_t id = observe(*w, ts, t, false, &f, &storage);
+        if (id == 0) {
+          f.saw_untracked = true;
+          return;
+        }
         ids.push_back(id);
-        if (!is_collective && f.name.kind != OpKind::kWaitTensor) return;
+        if (!is_collective && f.kind != OpKind::kWaitTensor) return;
         uint64_t storage_id = 0;
         known_tensor_id(t.unsafeGetTensorImpl(), &storage_id);
         if (is_collective) {
           collective_bytes += tensor_bytes(t);
-          output_storages.push_back(storage_id);
+          output_storages.push_back({storage_id, storage, 0});
         } else if (storage_id != 0) {
           waited_collectives.push_back(take_pending(storage_id));
         }
       });
     }
   }
-  if (is_collective) {
+  // A collective or wait on tensors memlife does not describe (FakeTensors
+  // while torch.compile traces) is not a real one.
+  const bool untracked_only = f.saw_untracked && ids.empty() && f.collective_inputs.empty();
+  if (is_collective && !untracked_only) {
     issue_collective(*w, fn, f, ids, collective_bytes, output_storages);
-  } else if (f.name.kind == OpKind::kWaitTensor) {
+  } else if (f.kind == OpKind::kWaitTensor && !untracked_only) {
     format::CollectiveWaitRecord r;
     r.collective_id = waited_collectives.empty() ? 0 : waited_collectives.front();
     r.op_string = f.name.string_id;
@@ -271,9 +382,9 @@ void end_op(const at::RecordFunction& fn) {
     rec::emit(*w, r);
   }
   rec::emit(*w, format::OpEndRecord{f.op_id, format::list_of<uint64_t>(ids)});
-  const OpName name = f.name;
+  const OpKind kind = f.kind;
   ts.depth = index;
-  if (name.kind == OpKind::kOptimizerStep && rec::settings().steps_from_optimizer) {
+  if (kind == OpKind::kOptimizerStep && rec::settings().steps_from_optimizer) {
     rec::mark_step(fn.name(), true);
   }
 }
@@ -316,8 +427,7 @@ void install_op_observer() { add_callback(&on_start, &on_end); }
 void install_floor_observer() { add_callback(&on_start_empty, &on_end_empty); }
 
 void record_work_wait(const uintptr_t* tensor_impls, size_t count) {
-  rec::ReentryGuard guard;
-  if (!guard.entered()) return;
+  // Only through memlife_work_wait, which holds the re-entry guard already.
   rec::ThreadWriter* w = rec::current_thread_writer();
   if (w == nullptr) return;
   std::vector<uint64_t> ids;
@@ -345,7 +455,8 @@ void record_work_wait(const uintptr_t* tensor_impls, size_t count) {
 void reset_op_observer_after_fork() {
   // Leaked on purpose, like the identity tables.
   new (&g_pending_mutex) std::mutex();
-  g_pending = new std::unordered_map<uint64_t, uint64_t>();
+  g_pending = new std::vector<Pending>();
+  g_pending_count.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace memlife::torch_plugin

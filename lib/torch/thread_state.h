@@ -20,21 +20,29 @@ enum class OpKind : uint8_t {
 struct OpName {
   uint64_t string_id = 0;
   OpKind kind = OpKind::kPlain;
-  int async_arg = -1;  // index of the bool input async_op (older: asyncOp)
+  int async_arg = -1;     // index of the bool input async_op (older: asyncOp)
+  bool function = false;  // RecordScope::FUNCTION (a dispatcher op)
+  // Always worth an op_begin/op_end even when nested: set_data's only trace.
+  bool always_record = false;
 };
 
 struct InputRef {
-  const void* storage = nullptr;
-  uint64_t tensor_id = 0;
+  const void* impl = nullptr;     // TensorImpl
+  const void* storage = nullptr;  // StorageImpl, null when none
+  uint64_t tensor_id = 0;         // 0 until sighted
 };
 
 struct OpFrame {
   static constexpr int kMaxInputs = 8;
   const void* range = nullptr;  // the RecordFunction: unique while it runs
-  uint64_t op_id = 0;
+  uint64_t op_id = 0;           // 0: not recorded (no op_begin/op_end)
   OpName name;
+  OpKind kind = OpKind::kPlain;  // name.kind, or plain for a collective nested in another
   bool async = false;
+  bool saw_untracked = false;  // a tensor memlife does not describe (Fake, meta)
   uint8_t input_count = 0;
+  int function_depth = 0;   // open FUNCTION-scope frames including this one
+  uint64_t alloc_mark = 0;  // ThreadState::allocs when the op began
   InputRef inputs[kMaxInputs];
   // Input tensor ids of collectives (kept whole, not capped).
   std::vector<uint64_t> collective_inputs;
@@ -65,6 +73,18 @@ struct ThreadState {
   int depth = 0;  // may exceed kMaxDepth: deeper frames are counted only
   uint64_t last_alloc_address = 0;
   uint64_t last_alloc_stack = 0;
+  // Data addresses of this thread's latest allocations (a ring indexed by
+  // allocs): an op's output owns a fresh storage when its data is here.
+  static constexpr uint64_t kRecentAllocs = 16;
+  uint64_t allocs = 0;
+  uint64_t recent_allocs[kRecentAllocs] = {};
+  bool allocated_since(uint64_t mark, uint64_t address) const {
+    const uint64_t n = allocs - mark;
+    for (uint64_t i = 0; i < n && i < kRecentAllocs; ++i) {
+      if (recent_allocs[(allocs - 1 - i) % kRecentAllocs] == address) return true;
+    }
+    return false;
+  }
   OpNameCache names;
   std::vector<uint64_t> scratch_inputs, scratch_outputs;
 };

@@ -1,0 +1,111 @@
+// Open-addressing table keyed by the address of an intrusive_ptr_target
+// (TensorImpl, StorageImpl), holding a weak reference to it. The weak
+// reference keeps the object's address reserved, so a live object found at
+// a key is the object that was inserted; an expired one is dropped lazily.
+// Not thread-safe: callers shard and lock.
+#pragma once
+
+#include <c10/util/intrusive_ptr.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace memlife::torch_plugin {
+
+template <typename Value>
+class WeakTable {
+ public:
+  struct Slot {
+    c10::intrusive_ptr_target* key = nullptr;  // weak reference held when set
+    Value value{};
+  };
+
+  WeakTable() : slots_(kInitialCapacity) {}
+  ~WeakTable() = delete;  // leaked on purpose (see identity.cc)
+
+  static bool expired(c10::intrusive_ptr_target* key) {
+    return c10::raw::weak_intrusive_ptr::use_count(key) == 0;
+  }
+
+  // The live entry for `key`, or null.
+  Value* find(const c10::intrusive_ptr_target* key) {
+    Slot* s = probe(key);
+    if (s == nullptr || s->key == nullptr) return nullptr;
+    if (expired(s->key)) return nullptr;
+    return &s->value;
+  }
+
+  // The entry for `key`, made (value-initialized, weak reference taken)
+  // when absent or expired; `fresh` says which.
+  Value& upsert(c10::intrusive_ptr_target* key, bool& fresh) {
+    Slot* s = probe(key);
+    if (s != nullptr && s->key != nullptr) {
+      fresh = expired(s->key);
+      if (fresh) s->value = Value{};  // same address, a new object: cannot be, but be safe
+      return s->value;
+    }
+    if ((used_ + 1) * 2 > slots_.size()) {
+      rebuild();
+      s = probe(key);
+    }
+    fresh = true;
+    c10::raw::weak_intrusive_ptr::incref(key);
+    s->key = key;
+    s->value = Value{};
+    ++used_;
+    return s->value;
+  }
+
+  template <typename F>
+  void for_each_live(const F& f) {
+    for (Slot& s : slots_) {
+      if (s.key != nullptr && !expired(s.key)) f(s.key, s.value);
+    }
+  }
+
+  // Drops expired entries (releasing their weak references) and resizes.
+  void rebuild() {
+    std::vector<Slot> old = std::move(slots_);
+    size_t live = 0;
+    for (Slot& s : old) {
+      if (s.key == nullptr) continue;
+      if (expired(s.key)) {
+        c10::raw::weak_intrusive_ptr::decref(s.key);
+        s.key = nullptr;
+      } else {
+        ++live;
+      }
+    }
+    size_t capacity = kInitialCapacity;
+    while (capacity < live * 4) capacity *= 2;
+    slots_ = std::vector<Slot>(capacity);
+    used_ = 0;
+    for (Slot& s : old) {
+      if (s.key == nullptr) continue;
+      Slot* d = probe(s.key);
+      *d = s;
+      ++used_;
+    }
+  }
+
+ private:
+  static constexpr size_t kInitialCapacity = 256;
+
+  // The slot holding `key`, else the empty slot where it would go. The
+  // table is never full (load <= 1/2), so the probe ends.
+  Slot* probe(const c10::intrusive_ptr_target* key) {
+    const size_t mask = slots_.size() - 1;
+    size_t i = (reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull >> 20 & mask;
+    for (;;) {
+      Slot& s = slots_[i];
+      if (s.key == key || s.key == nullptr) return &s;
+      i = (i + 1) & mask;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
+
+}  // namespace memlife::torch_plugin
