@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <random>
+#include <vector>
 
 namespace memlife::tool {
 namespace fs = std::filesystem;
@@ -34,6 +35,25 @@ std::optional<std::string> executable_dir() {
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;
   return self.parent_path().string();
+}
+
+// The folder holding the `memlife` Python package: $MEMLIFE_PYTHON_DIR,
+// else <exe>/../share/memlife/python (installed), else <exe>/../../python
+// (a build tree inside the repository). None when no candidate has it.
+std::optional<std::string> memlife_python_dir() {
+  std::vector<fs::path> candidates;
+  if (const char* dir = std::getenv("MEMLIFE_PYTHON_DIR"); dir && *dir) {
+    candidates.emplace_back(dir);
+  } else if (auto exe_dir = executable_dir()) {
+    candidates.push_back(fs::path(*exe_dir) / ".." / "share" / "memlife" / "python");
+    candidates.push_back(fs::path(*exe_dir) / ".." / ".." / "python");
+  }
+  for (const fs::path& candidate : candidates) {
+    std::error_code ec;
+    const fs::path dir = fs::weakly_canonical(fs::absolute(candidate, ec), ec);
+    if (!ec && fs::is_regular_file(dir / "memlife" / "__init__.py", ec)) return dir.string();
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -139,6 +159,17 @@ EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& o
       {"MEMLIFE_STEPS", options.steps},
   };
   if (!libs.torch_plugin.empty()) env.emplace_back("MEMLIFE_TORCH_PLUGIN", libs.torch_plugin);
+  // The Python module and its autoload sitecustomize (Work.wait,
+  // init_process_group and exit-census hooks), in front of the program's
+  // own PYTHONPATH.
+  if (auto python_dir = memlife_python_dir()) {
+    std::string path = *python_dir + ":" + *python_dir + "/memlife/autoload";
+    if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing) {
+      path += ':';
+      path += existing;
+    }
+    env.emplace_back("PYTHONPATH", path);
+  }
   return env;
 }
 

@@ -19,6 +19,7 @@ class _Api:
     def __init__(self) -> None:
         self.lib = None
         self.work_wait = None
+        self.set_rank = None
         try:
             lib = ctypes.CDLL(None)
             lib.memlife_active.restype = ctypes.c_int
@@ -35,6 +36,13 @@ class _Api:
             fn.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t]
             fn.restype = None
             self.work_wait = fn
+        except AttributeError:
+            pass
+        try:
+            fn = lib.memlife_set_rank
+            fn.argtypes = [ctypes.c_int, ctypes.c_int]
+            fn.restype = None
+            self.set_rank = fn
         except AttributeError:
             pass
 
@@ -100,8 +108,14 @@ def flush() -> None:
 
 
 def _work_tensors(work):
+    """The work's output tensors. Through its future, which gloo and NCCL
+    both complete with the outputs: ``Work.result()`` works too on gloo but
+    prints a deprecation warning, which would change the program's output."""
     try:
-        result = work.result()
+        future = work.get_future()
+        if not future.done():
+            return []
+        result = future.value()
     except Exception:  # not every backend keeps results
         return []
     tensors = []
@@ -144,13 +158,74 @@ def _install_work_wait() -> bool:
     return True
 
 
-def install_hooks() -> bool:
-    """Installs the Python-side hooks (Work.wait). Called on import; call it
-    again after importing torch.distributed when memlife was imported first."""
-    try:
-        return _install_work_wait()
-    except Exception:
+def _install_set_rank() -> bool:
+    """Wraps init_process_group so the trace learns the rank and world size
+    where no launcher variable names them (torch.multiprocessing spawn)."""
+    if _api.set_rank is None or not active():
         return False
+    try:
+        import torch.distributed as dist
+        import torch.distributed.distributed_c10d as c10d
+    except ImportError:
+        return False
+    original = c10d.init_process_group
+    if getattr(original, "_memlife_wrapped", False):
+        return True
+    set_rank = _api.set_rank
+
+    def init_process_group(*args, **kwargs):
+        result = original(*args, **kwargs)
+        try:
+            set_rank(int(dist.get_rank()), int(dist.get_world_size()))
+        except Exception:  # never change the program's behaviour
+            pass
+        return result
+
+    init_process_group._memlife_wrapped = True
+    init_process_group.__wrapped__ = original
+    init_process_group.__doc__ = original.__doc__
+    init_process_group.__name__ = original.__name__
+    c10d.init_process_group = init_process_group
+    if getattr(dist, "init_process_group", None) is original:
+        dist.init_process_group = init_process_group
+    return True
+
+
+_exit_census_registered = False
+
+
+def _census_at_exit() -> None:
+    # Runs before interpreter teardown, while every module-level tensor is
+    # still alive: the last census the analyzer can match against the exit.
+    if _api.lib is not None and _api.lib.memlife_active() == 1:
+        _api.lib.memlife_census()
+
+
+def _install_exit_census() -> bool:
+    global _exit_census_registered
+    if _exit_census_registered or not active():
+        return _exit_census_registered
+    import atexit
+
+    atexit.register(_census_at_exit)
+    _exit_census_registered = True
+    return True
+
+
+def install_hooks() -> bool:
+    """Installs the Python-side hooks: Work.wait (its C++ side fires no
+    RecordFunction), init_process_group (rank and world size), and a census
+    at interpreter exit (atexit, so before teardown). Called on import and
+    by the autoload sitecustomize once torch.distributed is imported; call
+    it again after importing torch.distributed when memlife came first.
+    Returns True when every hook that applies is in place."""
+    ok = True
+    for install in (_install_exit_census, _install_work_wait, _install_set_rank):
+        try:
+            ok = install() and ok
+        except Exception:
+            ok = False
+    return ok
 
 
 import sys as _sys

@@ -38,7 +38,9 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 def _chain_to_next_sitecustomize():
     here = os.path.dirname(os.path.abspath(__file__))
-    del sys.modules["sitecustomize"]
+    # The import system looks this module up in sys.modules once it has
+    # run: put it back after the next one ran, or site.py reports an error.
+    me = sys.modules.pop("sitecustomize", None)
     saved = sys.path[:]
     try:
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
@@ -48,6 +50,8 @@ def _chain_to_next_sitecustomize():
             pass
     finally:
         sys.path[:] = saved
+        if me is not None:
+            sys.modules["sitecustomize"] = me
 
 
 if os.environ.get("MEMLIFE_OUTPUT_DIR"):
