@@ -5,6 +5,8 @@ RecordFunction callback with memlife's needsInputs/needsOutputs/scopes,
 MEMLIFE_TORCH_FLOOR=1), and under memlife with --stacks none / python.
 
 usage: scripts/torch_overhead.py [--memlife build-torch/bin/memlife] [--iters N]
+                                 [--baseline-memlife OTHER/bin/memlife]
+--baseline-memlife measures another memlife build in the same run (before/after).
 """
 
 import argparse
@@ -49,6 +51,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--memlife", default=str(REPO / "build-torch" / "bin" / "memlife"))
     parser.add_argument("--iters", type=int, default=20000)
+    parser.add_argument("--baseline-memlife", default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         script = pathlib.Path(tmp) / "loop.py"
@@ -57,9 +60,9 @@ def main():
         env = dict(os.environ)
         env.pop("MEMLIFE_TORCH_FLOOR", None)
 
-        def under(stacks, extra_env=None):
+        def under(stacks, extra_env=None, memlife=None):
             e = dict(env, **(extra_env or {}))
-            return [args.memlife, "run", "-o", str(pathlib.Path(tmp) / f"t-{stacks}-{len(e)}"),
+            return [memlife or args.memlife, "run", "-o", str(pathlib.Path(tmp) / f"t-{stacks}-{len(e)}"),
                     "--stacks", stacks, "--", *py], e
 
         results = {"plain": measure(py, env)}
@@ -67,6 +70,9 @@ def main():
         results["floor"] = measure(cmd, e)
         results["memlife_stacks_none"] = measure(*under("none"))
         results["memlife_stacks_python"] = measure(*under("python"))
+        if args.baseline_memlife:
+            results["baseline_stacks_none"] = measure(*under("none", {"B": "1"}, args.baseline_memlife))
+            results["baseline_stacks_python"] = measure(*under("python", {"B": "1"}, args.baseline_memlife))
     plain, floor = results["plain"], results["floor"]
     for name, ns in results.items():
         print(f"{name:24s} {ns:8.0f} ns/op   {ns / plain:5.2f}x plain   {ns / floor:5.2f}x floor")

@@ -41,13 +41,17 @@ def read_trace(path):
     return Trace(path, [json.loads(line) for line in out.splitlines() if line.strip()])
 
 
-def run_script(tmp_path, source, args=(), timeout=300):
-    """Returns (completed process, [Trace]) for `source` run under memlife."""
+def run_script(tmp_path, source, args=(), timeout=300, python_path=True):
+    """Returns (completed process, [Trace]) for `source` run under memlife.
+    python_path=False leaves PYTHONPATH to `memlife run` (its own hooks)."""
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent(source))
     out_dir = tmp_path / "traces"
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), env.get("PYTHONPATH", "")])
+    if python_path:
+        env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), env.get("PYTHONPATH", "")])
+    else:
+        env.pop("PYTHONPATH", None)
     proc = subprocess.run([_memlife_bin(), "run", "-o", str(out_dir), *args, "--", sys.executable,
                            str(script)], capture_output=True, text=True, timeout=timeout, env=env)
     traces = [read_trace(p) for p in sorted(out_dir.glob("*.mltrace"))]

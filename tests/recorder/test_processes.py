@@ -66,9 +66,11 @@ def _preload_has_work_wait():
 
 
 def test_gloo_work_wait_is_recorded(tmp_path):
-    if not _preload_has_work_wait():
-        pytest.skip("the preload does not export memlife_work_wait yet (C API side of PluginHooks::work_wait)")
-    proc, traces = run_script(tmp_path, GLOO, timeout=240)
+    # No PYTHONPATH from the test: `memlife run` itself must put the hooks
+    # (python/memlife/autoload) on it.
+    assert _preload_has_work_wait(), "the preload does not export memlife_work_wait"
+    proc, traces = run_script(tmp_path, GLOO, timeout=240, python_path=False)
+    assert "deprecated" not in proc.stderr, "the hook changed the program's output"
     assert proc.returncode == 0, proc.stderr
     for t in _rank_traces(traces):
         (allreduce,) = t.of("collective_issue", op="c10d::allreduce_")
@@ -112,6 +114,50 @@ if __name__ == "__main__":
 """
 
 
+SPAWN = """
+import os, socket
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+def rank_main(rank, world, port):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    t = torch.ones(10)
+    dist.all_reduce(t)
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    mp.spawn(rank_main, args=(2, port), nprocs=2)
+"""
+
+
+def test_spawned_ranks_learn_rank_from_init_process_group(tmp_path):
+    proc, traces = run_script(tmp_path, SPAWN, timeout=240, python_path=False)
+    assert proc.returncode == 0, proc.stderr
+    ranks = sorted(p["rank"] for t in traces for p in t.of("process") if p.get("rank", -1) >= 0)
+    assert ranks == [0, 1], [t.of("process") for t in traces]
+    worlds = {p["world_size"] for t in traces for p in t.of("process") if p.get("rank", -1) >= 0}
+    assert worlds == {2}
+
+
+EXIT_CENSUS = """
+import torch
+kept = torch.zeros(12345)
+"""
+
+
+def test_census_at_interpreter_exit(tmp_path):
+    proc, traces = run_script(tmp_path, EXIT_CENSUS, python_path=False)
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+    exits = t.of("census", phase="begin", reason="request")
+    assert exits, "no census from the atexit hook"
+    last = exits[-1]["census_id"]
+    sizes = [s["storage_bytes"] for s in t.of("census_storage", census_id=last)]
+    assert 12345 * 4 in sizes
+
+
 def test_dataloader_fork_workers_and_threads_complete(tmp_path):
     proc, traces = run_script(tmp_path, LOADER, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -120,7 +166,7 @@ def test_dataloader_fork_workers_and_threads_complete(tmp_path):
     for t in traces:
         assert t.summary["complete"] and not t.summary["damaged"], t.path
     main = max(traces, key=lambda t: len(t.records))
-    streams_with_ops = {r["stream"] for r in main.of("op", phase="begin", name="aten::mm")}
+    streams_with_ops = {r["stream"] for r in main.of("op", phase="begin", name="aten::matmul")}
     assert len(streams_with_ops) >= 4
     # The workers' traces describe their own tensors.
     workers = [t for t in traces if t is not main]

@@ -1,6 +1,9 @@
 """Views keeping storages alive, and set_data seen only by the census."""
 
-from conftest import line_of, run_script
+import json
+import subprocess
+
+from conftest import _memlife_bin, line_of, run_script
 
 SLICE = """
 import torch
@@ -43,12 +46,52 @@ def test_slice_view_keeps_storage_until_dropped(tmp_path):
     frees = [f["seq"] for f in t.of("free") if f["address"] == alloc["address"]]
     assert len(frees) == 1 and deleted < frees[0] < dropped
 
-    census = t.one("census", phase="begin", reason="request")["census_id"]
+    census = t.of("census", phase="begin", reason="request")[0]["census_id"]
     (storage,) = [s for s in t.of("census_storage", census_id=census) if s["storage_id"] == base["storage_id"]]
-#The base 's TensorImpl lives on as the view' s autograd `_base`.
+    # The base's TensorImpl lives on only as the view's autograd `_base`: it
+    # is no holder of its own, and a label mark flags it.
     holders = {h["tensor_id"]: h["reachable_bytes"] for h in storage["holders"]}
-    assert holders == {view["tensor_id"]: 40, base["tensor_id"]: 4000}
+    assert holders == {view["tensor_id"]: 40}
     assert storage["use_count"] == 2 and storage["storage_bytes"] == 4000
+    flags = [m for m in t.of("mark", label="memlife.census.base_kept_only_by_views")
+             if m["storage_id"] == base["storage_id"]]
+    assert len(flags) == 1 and flags[0]["address"] == base["tensor_id"]
+
+
+def test_a_base_still_named_in_python_stays_a_holder(tmp_path):
+    source = SLICE.replace("del base\n", "")
+    proc, traces = run_script(tmp_path, source)
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+    census = t.of("census", phase="begin", reason="request")[0]["census_id"]
+    storages = [s for s in t.of("census_storage", census_id=census) if s["storage_bytes"] == 4000]
+    assert len(storages) == 1 and len(storages[0]["holders"]) == 2
+    assert not t.of("mark", label="memlife.census.base_kept_only_by_views")
+
+
+BASE_DELETED = """
+import torch
+import memlife
+
+base = torch.zeros(100000)
+v = base[:1]  # VIEW
+del base
+memlife.census()
+print(float(v.sum()))
+"""
+
+
+def test_analyze_reports_the_view_that_keeps_a_deleted_base(tmp_path):
+    proc, traces = run_script(tmp_path, BASE_DELETED)
+    assert proc.returncode == 0, proc.stderr
+    report_path = tmp_path / "report.json"
+    subprocess.run([_memlife_bin(), "analyze", str(tmp_path / "traces"), "-o", str(report_path)],
+                   capture_output=True, text=True, timeout=120)
+    report = json.loads(report_path.read_text())
+    found = [f for f in report["findings"] if f["kind"] == "residual_view"]
+    assert len(found) == 1, report["findings"]
+    text = json.dumps(found[0])
+    assert f'"line": {line_of(BASE_DELETED, "# VIEW")}' in text, text
 
 
 SET_DATA = """
@@ -67,7 +110,8 @@ def test_set_data_owner_moves_away_while_views_hold_storage(tmp_path):
     proc, traces = run_script(tmp_path, SET_DATA)
     assert proc.returncode == 0, proc.stderr
     (t,) = traces
-    first, second = [c["census_id"] for c in t.of("census", phase="begin", reason="request")]
+    # The third is the exit census of memlife's atexit hook.
+    first, second, _ = [c["census_id"] for c in t.of("census", phase="begin", reason="request")]
     owner = next(r for r in t.of("tensor") if r["sizes"] == [2000])
     old_storage = owner["storage_id"]
 
