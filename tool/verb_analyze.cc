@@ -1,6 +1,8 @@
 // `memlife analyze DIR|TRACE... [-o report.json] [--warmup-steps N]`:
 // replays every trace of a run (in parallel), adds the cross-rank checks,
 // writes the JSON report and prints a summary table.
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 
@@ -52,7 +54,15 @@ void register_analyze_verb(CLI::App& app) {
     for (const std::string& w : warnings) std::cerr << "memlife analyze: warning: " << w << "\n";
     analysis::AnalysisOptions options;
     options.warmup_steps = args->warmup_steps;
-    auto results = analysis::analyze_traces(paths, options, args->jobs);
+    // Progress only for a person watching: never in logs or pipes.
+    analysis::ProgressFn progress;
+    if (isatty(STDERR_FILENO) && paths.size() > 1) {
+      progress = [](size_t done, size_t total, const std::string&) {
+        std::cerr << "\rmemlife analyze: " << done << "/" << total << " traces" << std::flush;
+        if (done == total) std::cerr << "\n";
+      };
+    }
+    auto results = analysis::analyze_traces(paths, options, args->jobs, progress);
     for (const auto& r : results)
       if (!r.error.empty()) {
         std::cerr << "memlife analyze: " << r.error << "\n";

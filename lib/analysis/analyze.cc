@@ -4,6 +4,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "analysis/replay.h"
@@ -62,14 +63,22 @@ ProcessAnalysis analyze_trace(const std::string& path, const AnalysisOptions& op
 }
 
 std::vector<ProcessAnalysis> analyze_traces(const std::vector<std::string>& paths,
-                                            const AnalysisOptions& options, unsigned threads) {
+                                            const AnalysisOptions& options, unsigned threads,
+                                            const ProgressFn& progress) {
   std::vector<ProcessAnalysis> results(paths.size());
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, static_cast<unsigned>(paths.size()));
   std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  size_t done = 0;
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < paths.size();)
+    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
       results[i] = analyze_trace(paths[i], options);
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(++done, paths.size(), paths[i]);
+      }
+    }
   };
   if (threads <= 1) {
     work();

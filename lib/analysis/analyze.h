@@ -2,6 +2,7 @@
 // parallel, per process first (cross-rank checks build on the results).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,14 @@ struct ProcessAnalysis {
 ProcessAnalysis analyze_trace(const std::string& path, const AnalysisOptions& options);
 ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOptions& options);
 
+// Called after each trace is analyzed, one call at a time, from any thread.
+using ProgressFn = std::function<void(size_t done, size_t total, const std::string& path)>;
+
 // Analyzes every trace, up to `threads` at once (0: one per core); results
 // in the order of `paths`.
 std::vector<ProcessAnalysis> analyze_traces(const std::vector<std::string>& paths,
-                                            const AnalysisOptions& options, unsigned threads = 0);
+                                            const AnalysisOptions& options, unsigned threads = 0,
+                                            const ProgressFn& progress = {});
 
 // Expands folders into the *.mltrace files they hold (sorted); files are
 // taken as given. Returns false with a one-line error when an input does not
