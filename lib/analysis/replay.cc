@@ -201,7 +201,17 @@ void Replayer::on_tensor(const format::TensorRecord& r, const When& at) {
     s.device = r.device;
   }
   s.bytes = r.storage_bytes;
-  if (r.data_address != 0) bind_storage(s, r.data_address);
+  if (r.data_address != 0) {
+    bind_storage(s, r.data_address);
+    // The CUDA caching allocator's tracker runs under the allocator's lock
+    // and records no Python stack; the tensor that owns the new storage was
+    // recorded with one. Lend it to the allocation.
+    auto a = m.allocations.find(r.data_address);
+    if (r.stack_id != 0 && a != m.allocations.end() && a->second.stack_id == 0) {
+      a->second.stack_id = r.stack_id;
+      if (s.alloc.address == r.data_address) s.alloc.stack_id = r.stack_id;
+    }
+  }
   if (s.owner_tensor == 0 && !(r.flags & kTensorAliases) && !(r.flags & kTensorIsView))
     s.owner_tensor = t.id;
   if (std::find(s.tensors.begin(), s.tensors.end(), t.id) == s.tensors.end())

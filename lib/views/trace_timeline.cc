@@ -59,6 +59,9 @@ class Builder {
       case RecordKind::kAlloc:
         on_alloc(r.alloc);
         break;
+      case RecordKind::kTensor:
+        on_tensor(r.tensor);
+        break;
       case RecordKind::kFree:
         on_free(r.free);
         break;
@@ -200,6 +203,27 @@ class Builder {
     if (options_.keep_events)
       out_.events.push_back(
           {MemAction::kAlloc, a.device, a.address, a.bytes, a.stream, now_, a.stack_id});
+  }
+
+  // CUDA allocations come without a Python stack (the caching allocator's
+  // tracker runs under its lock); the tensor that owns the fresh storage
+  // has one: move the block to that site.
+  void on_tensor(const format::TensorRecord& t) {
+    if (t.stack_id == 0 || t.data_address == 0) return;
+    auto it = live_.find(t.data_address);
+    if (it == live_.end() || site_of(it->second.stack_id) != &unknown_site_) return;
+    Site* site = site_of(t.stack_id);
+    if (site == &unknown_site_) return;
+    LiveBlock& b = it->second;
+    unknown_site_.live_bytes -= std::min(unknown_site_.live_bytes, b.size);
+    unknown_site_.total_bytes -= std::min(unknown_site_.total_bytes, b.size);
+    if (unknown_site_.allocations > 0) --unknown_site_.allocations;
+    b.stack_id = t.stack_id;
+    if (site->example_stack == 0) site->example_stack = t.stack_id;
+    site->live_bytes += b.size;
+    site->total_bytes += b.size;
+    ++site->allocations;
+    site->peak_bytes = std::max(site->peak_bytes, site->live_bytes);
   }
 
   void drop_live(uint64_t address) {
