@@ -39,11 +39,23 @@ class WeakTable {
   // The entry for `key`, made (value-initialized, weak reference taken)
   // when absent or expired; `fresh` says which.
   Value& upsert(c10::intrusive_ptr_target* key, bool& fresh) {
-    Slot* s = probe(key);
+    Slot* reusable = nullptr;
+    Slot* s = probe(key, &reusable);
     if (s != nullptr && s->key != nullptr) {
       fresh = expired(s->key);
       if (fresh) s->value = Value{};  // same address, a new object: cannot be, but be safe
       return s->value;
+    }
+    if (reusable != nullptr) {
+      // Taking over an expired entry's slot releases its object's memory
+      // now rather than at the next rebuild: short-lived tensors then go
+      // back to malloc in the order they died, and the table stays small.
+      c10::raw::weak_intrusive_ptr::decref(reusable->key);
+      c10::raw::weak_intrusive_ptr::incref(key);
+      fresh = true;
+      reusable->key = key;
+      reusable->value = Value{};
+      return reusable->value;
     }
     if ((used_ + 1) * 2 > slots_.size()) {
       rebuild();
@@ -94,12 +106,15 @@ class WeakTable {
 
   // The slot holding `key`, else the empty slot where it would go. The
   // table is never full (load <= 1/2), so the probe ends.
-  Slot* probe(const c10::intrusive_ptr_target* key) {
+  // `reusable`, when given, gets the first expired slot on the way (its
+  // key is never `key`: a weak reference pins that address).
+  Slot* probe(const c10::intrusive_ptr_target* key, Slot** reusable = nullptr) {
     const size_t mask = slots_.size() - 1;
     size_t i = (reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull >> 20 & mask;
     for (;;) {
       Slot& s = slots_[i];
       if (s.key == key || s.key == nullptr) return &s;
+      if (reusable != nullptr && *reusable == nullptr && expired(s.key)) *reusable = &s;
       i = (i + 1) & mask;
     }
   }
