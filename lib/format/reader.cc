@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <queue>
+#include <system_error>
 #include <unordered_map>
 
 #include "format/crc32c.h"
@@ -340,7 +341,7 @@ class StreamCursor {
 std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, std::string& error) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    error = path + ": cannot open: " + std::strerror(errno);
+    error = path + ": cannot open: " + std::generic_category().message(errno);
     return nullptr;
   }
   struct stat st {};
@@ -355,7 +356,7 @@ std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, std::str
   if (reader->bytes_ > 0) {
     void* map = ::mmap(nullptr, reader->bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
-      error = path + ": cannot map: " + std::strerror(errno);
+      error = path + ": cannot map: " + std::generic_category().message(errno);
       ::close(fd);
       return nullptr;
     }
@@ -560,8 +561,7 @@ const char* record_kind_name(RecordKind kind) {
       return "segment_free";
     case RecordKind::kTensor:
       return "tensor";
-    case RecordKind::kOpBegin:
-      return "op";
+    case RecordKind::kOpBegin:  // NOLINT(bugprone-branch-clone): both phases are "op"
     case RecordKind::kOpEnd:
       return "op";
     case RecordKind::kCollectiveIssue:

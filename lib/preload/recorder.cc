@@ -88,10 +88,11 @@ void warn_once_write_failure(int err) {
   if (g_write_failed) return;
   g_write_failed = true;
   char line[4400];
-  const int n = std::snprintf(line, sizeof(line),
-                              "memlife: cannot write %s (%s); the trace is incomplete from here "
-                              "on, the program keeps running\n",
-                              g_trace_path, std::strerror(err));
+  const int n =
+      std::snprintf(line, sizeof(line),
+                    "memlife: cannot write %s (%s); the trace is incomplete from here "
+                    "on, the program keeps running\n",
+                    g_trace_path, std::strerror(err));  // NOLINT(concurrency-mt-unsafe): once
   if (n > 0) (void)!::write(STDERR_FILENO, line, static_cast<size_t>(n));
 }
 
@@ -185,7 +186,7 @@ bool open_trace_file() {
     char line[4400];
     const int n =
         std::snprintf(line, sizeof(line), "memlife: cannot create %s (%s); not recording\n",
-                      g_trace_path, std::strerror(errno));
+                      g_trace_path, std::strerror(errno));  // NOLINT(concurrency-mt-unsafe)
     if (n > 0) (void)!::write(STDERR_FILENO, line, static_cast<size_t>(n));
     return false;
   }

@@ -13,9 +13,9 @@
 
 namespace memlife::rec {
 
-inline constexpr size_t kBlockBytes = 256 * 1024;
+inline constexpr size_t kBlockBytes = size_t{256} * 1024;
 // Largest record a hook may emit; larger ones are dropped and counted.
-inline constexpr size_t kMaxRecordBytes = 64 * 1024;
+inline constexpr size_t kMaxRecordBytes = size_t{64} * 1024;
 
 struct Block {
   std::atomic<Block*> next{nullptr};
