@@ -121,33 +121,30 @@ TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
   s.storage_bytes = s.storage->nbytes();
   const uint64_t geometry = mix(geometry_of(impl), is_view ? 1 : 0);
   Shard<TensorEntry>& shard = g_tables->tensors[shard_of(&impl)];
-  TensorEntry* e = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(shard.mutex);
-    bool fresh = false;
-    e = &shard.table.upsert(target_of(&impl), fresh);
-    if (!fresh) {
-      s.tensor_id = e->id;
-      if (e->storage == s.storage && e->data_address == s.data_address &&
-          e->storage_bytes == s.storage_bytes && e->geometry == geometry) {
-        s.storage_id = e->storage_id;
-        return s;  // the common case: a tensor seen before, unchanged
-      }
-      s.changed = true;
-    } else {
-      e->id = rec::next_id();
-      s.tensor_id = e->id;
-      s.is_new = true;
-    }
-    e->storage = s.storage;
-    e->data_address = s.data_address;
-    e->storage_bytes = s.storage_bytes;
-    e->geometry = geometry;
-  }
-  sight_storage(s.storage, s.tensor_id, s);
   std::lock_guard<std::mutex> lock(shard.mutex);
-  // The table may have been rebuilt meanwhile: look the entry up again.
-  if (TensorEntry* again = shard.table.find(&impl)) again->storage_id = s.storage_id;
+  bool fresh = false;
+  TensorEntry& e = shard.table.upsert(target_of(&impl), fresh);
+  if (!fresh) {
+    s.tensor_id = e.id;
+    if (e.storage == s.storage && e.data_address == s.data_address &&
+        e.storage_bytes == s.storage_bytes && e.geometry == geometry) {
+      s.storage_id = e.storage_id;
+      return s;  // the common case: a tensor seen before, unchanged
+    }
+    s.changed = true;
+  } else {
+    e.id = rec::next_id();
+    s.tensor_id = e.id;
+    s.is_new = true;
+  }
+  e.storage = s.storage;
+  e.data_address = s.data_address;
+  e.storage_bytes = s.storage_bytes;
+  e.geometry = geometry;
+  // Lock order is always tensor shard, then storage shard (nothing takes
+  // them the other way round), so the entry is filled in one visit.
+  sight_storage(s.storage, s.tensor_id, s);
+  e.storage_id = s.storage_id;
   return s;
 }
 
