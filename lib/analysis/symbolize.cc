@@ -152,6 +152,20 @@ NativeFrame Symbolizer::resolve(uint64_t address, uint64_t lookup) {
       frame.file = src;
       frame.line = static_cast<uint64_t>(lineno > 0 ? lineno : 0);
     }
+    return frame;
+  }
+  // Objects built by clang carry no .debug_aranges, and libdw before 0.189
+  // then finds no compile unit for the address: walk the units instead.
+  Dwarf_Addr bias = 0;
+  for (Dwarf_Die* cu = nullptr; (cu = dwfl_module_nextcu(mod, cu, &bias)) != nullptr;) {
+    if (dwarf_haspc(cu, lookup - bias) <= 0) continue;
+    if (Dwarf_Line* line = dwarf_getsrc_die(cu, lookup - bias)) {
+      int lineno = 0;
+      if (const char* src = dwarf_linesrc(line, nullptr, nullptr)) frame.file = src;
+      if (dwarf_lineno(line, &lineno) == 0 && lineno > 0)
+        frame.line = static_cast<uint64_t>(lineno);
+    }
+    break;
   }
   return frame;
 }
