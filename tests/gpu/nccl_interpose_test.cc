@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "format/reader.h"
+#include "support/traced_child.h"
 
 extern char** environ;
 
@@ -46,40 +47,13 @@ class NcclInterposeTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Traced run(std::vector<std::string> args) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::strncmp(*e, "MEMLIFE_", 8) != 0 && std::strncmp(*e, "LD_PRELOAD=", 11) != 0)
-        env.emplace_back(*e);
-    }
-    env.push_back("LD_PRELOAD=" MEMLIFE_PRELOAD_PATH);
-    env.push_back("MEMLIFE_OUTPUT_DIR=" + dir_.string());
-    env.push_back("MEMLIFE_STACKS=native");
-    const fs::path out_path = dir_ / "stdout.txt";
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
+    memlife::testing::ChildRun child = memlife::testing::run_child(
+        MEMLIFE_PRELOAD_PATH, dir_, std::move(args), {"MEMLIFE_STACKS=native"}, /*capture_fd=*/1);
     Traced t;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    t.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream out(out_path);
-    t.stdout_text.assign(std::istreambuf_iterator<char>(out), {});
-    int traces = 0;
-    for (const auto& entry : fs::directory_iterator(dir_)) {
-      if (entry.path().extension() != ".mltrace") continue;
-      ++traces;
-      read(entry.path(), t);
-    }
-    EXPECT_EQ(traces, 1);
+    t.exit_status = WIFEXITED(child.status) ? WEXITSTATUS(child.status) : -1;
+    t.stdout_text = std::move(child.captured);
+    for (const fs::path& trace : child.traces) read(trace, t);
+    EXPECT_EQ(child.traces.size(), 1u);
     return t;
   }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "format/reader.h"
+#include "support/traced_child.h"
 
 extern char** environ;
 
@@ -44,40 +45,11 @@ class RecorderTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   RunResult run(std::vector<std::string> args, bool traced = true) {
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::strncmp(*e, "MEMLIFE_", 8) != 0 && std::strncmp(*e, "LD_PRELOAD=", 11) != 0) {
-        env_strings.emplace_back(*e);
-      }
-    }
-    if (traced) {
-      env_strings.push_back("LD_PRELOAD=" MEMLIFE_PRELOAD_PATH);
-      env_strings.push_back("MEMLIFE_OUTPUT_DIR=" + dir_.string());
-      env_strings.push_back("MEMLIFE_STACKS=none");
-    }
-    const fs::path err_path = dir_ / "stderr.txt";
     args.insert(args.begin(), MEMLIFE_PROBE_PATH);
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    RunResult result;
-    waitpid(pid, &result.status, 0);
-    std::ifstream err(err_path);
-    result.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
-    for (const auto& entry : fs::directory_iterator(dir_)) {
-      if (entry.path().extension() == ".mltrace") result.traces.push_back(entry.path());
-    }
-    std::sort(result.traces.begin(), result.traces.end());
-    return result;
+    memlife::testing::ChildRun child =
+        memlife::testing::run_child(traced ? MEMLIFE_PRELOAD_PATH : "", dir_, std::move(args),
+                                    {"MEMLIFE_STACKS=none"}, /*capture_fd=*/2);
+    return RunResult{child.status, std::move(child.captured), std::move(child.traces)};
   }
 
   fs::path dir_;
