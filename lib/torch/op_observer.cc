@@ -235,8 +235,11 @@ void start_op(const at::RecordFunction& fn) {
     });
   }
   if (f.kind != OpKind::kPlain) f.collective_inputs = ids;
-  rec::emit(*w,
-            format::OpBeginRecord{f.op_id, f.name.string_id, 0, format::list_of<uint64_t>(ids)});
+  // `t.data = x` is where an owner lets go of its storage: the analyzer
+  // names that line. Rare, so its stack is worth taking.
+  const uint64_t stack_id = f.name.always_record ? rec::capture_stack(*w, 2) : 0;
+  rec::emit(*w, format::OpBeginRecord{f.op_id, f.name.string_id, stack_id,
+                                      format::list_of<uint64_t>(ids)});
 }
 
 // Outputs of an op memlife does not record: only those that alias an input
