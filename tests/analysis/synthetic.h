@@ -120,8 +120,8 @@ class Synth {
     c.flags = flags;
     builder_.add(stream, c);
   }
-  void wait(uint64_t collective_id, std::vector<uint64_t> tensors,
-            WaitHow how = WaitHow::kWorkWait, const std::string& op = "wait") {
+  void wait(uint64_t collective_id, std::vector<uint64_t> tensors, WaitHow how = WaitHow::kWorkWait,
+            const std::string& op = "wait") {
     builder_.add(stream, format::CollectiveWaitRecord{collective_id, str(op),
                                                       format::list_of<uint64_t>(tensors), 0, how});
   }
