@@ -30,6 +30,11 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const memlife::tool::ExitWith& e) {
     return e.code;
+  } catch (const std::exception& e) {
+    // A verb let an exception through (a filesystem error, an allocation
+    // failure): one line and the status of unreadable input, never an abort.
+    std::cerr << "memlife: " << e.what() << "\n";
+    return 2;
   }
   return 0;
 }
