@@ -82,6 +82,8 @@ void emit_new_modules(ThreadWriter& w) {
   dl_iterate_phdr(report_module, &walk);
 }
 
+void lock_modules_for_fork() { g_modules_mutex.lock(); }
+void unlock_modules_after_fork() { g_modules_mutex.unlock(); }
 void reset_modules_after_fork() { g_reported_count = 0; }
 
 }  // namespace memlife::rec

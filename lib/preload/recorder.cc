@@ -354,7 +354,7 @@ const PluginHooks& plugin() { return g_plugin; }
 
 uint64_t current_step() { return g_step.load(std::memory_order_relaxed); }
 
-void mark_step(std::string_view label, bool from_optimizer) {
+void mark_step(std::string_view label) {
   ThreadWriter* w = current_thread_writer();
   if (w == nullptr) return;
   const uint64_t step = g_step.fetch_add(1) + 1;
@@ -367,7 +367,6 @@ void mark_step(std::string_view label, bool from_optimizer) {
   if (g_plugin.census != nullptr && g_settings.census_at_steps) {
     g_plugin.census(CensusReason::kStep);
   }
-  (void)from_optimizer;
 }
 
 void set_process_identity(int64_t rank, int64_t local_rank, int64_t world_size,
@@ -431,17 +430,14 @@ void flush_from_fatal_signal() {
 
 // Fork: the child must not inherit a lock another thread held, a writer
 // thread it does not have, or the parent's open trace. Locks are taken in
-// one order (start, flush) and the string table and block pool lock theirs
-// in lock_for_fork below.
-void lock_strings_for_fork();
-void unlock_strings_after_fork();
-void lock_pool_for_fork();
-void unlock_pool_after_fork();
-void reset_modules_after_fork();
+// one order: start, flush, modules, strings, block pool (the module map and
+// the string table emit records while holding theirs, which may take the
+// pool's).
 
 void before_fork() {
   g_start_mutex.lock();
   g_flush_mutex.lock();
+  lock_modules_for_fork();
   lock_strings_for_fork();
   lock_pool_for_fork();
 }
@@ -449,6 +445,7 @@ void before_fork() {
 void after_fork_parent() {
   unlock_pool_after_fork();
   unlock_strings_after_fork();
+  unlock_modules_after_fork();
   g_flush_mutex.unlock();
   g_start_mutex.unlock();
 }
@@ -456,6 +453,7 @@ void after_fork_parent() {
 void after_fork_child() {
   unlock_pool_after_fork();
   unlock_strings_after_fork();
+  unlock_modules_after_fork();
   g_flush_mutex.unlock();
   g_start_mutex.unlock();
   // The parent's buffers stay mapped but unreachable: the child writes a

@@ -131,7 +131,7 @@ uint64_t capture_stack(ThreadWriter& w, int native_skip);
 uint64_t current_step();
 // Marks a step boundary: writes the mark and, when the plugin is loaded and
 // settings allow, a census.
-void mark_step(std::string_view label, bool from_optimizer);
+void mark_step(std::string_view label);
 
 // Records the rank once a process group tells it (rank -1 keeps the old).
 void set_process_identity(int64_t rank, int64_t local_rank, int64_t world_size,

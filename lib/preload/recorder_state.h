@@ -36,7 +36,15 @@ void flush_from_fatal_signal();
 void before_fork();
 void after_fork_parent();
 
-// Stack interning tables (per thread) are created on demand.
+// Fork: each module that owns a lock takes it before fork and releases it
+// in both processes after; the child also drops what it inherited.
+void lock_strings_for_fork();
+void unlock_strings_after_fork();
 void reset_string_table_after_fork();
+void lock_pool_for_fork();
+void unlock_pool_after_fork();
+void lock_modules_for_fork();
+void unlock_modules_after_fork();
+void reset_modules_after_fork();
 
 }  // namespace memlife::rec
