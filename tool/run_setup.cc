@@ -157,6 +157,7 @@ EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& o
       {"MEMLIFE_STACKS", options.stacks},
       {"MEMLIFE_MAX_DEPTH", std::to_string(options.max_depth)},
       {"MEMLIFE_STEPS", options.steps},
+      {"MEMLIFE_OPS", options.ops},
   };
   if (!libs.torch_plugin.empty()) env.emplace_back("MEMLIFE_TORCH_PLUGIN", libs.torch_plugin);
   // The Python module and its autoload sitecustomize (Work.wait,

@@ -15,6 +15,7 @@ struct RunOptions {
   std::string stacks = "python";
   unsigned max_depth = 32;
   std::string steps = "auto";
+  std::string ops = "top";
   std::vector<std::string> command;
 };
 

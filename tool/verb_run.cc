@@ -69,6 +69,12 @@ void register_run_verb(CLI::App& app) {
                    "Step boundaries: auto (optimizer step or marks) or marks (only marks)")
       ->check(CLI::IsMember({"auto", "marks"}))
       ->capture_default_str();
+  verb->add_option("--ops", options->ops,
+                   "Which torch ops to observe: top (ops called from Python; what they run "
+                   "inside is charged to them, and torch skips its per-op bookkeeping there) "
+                   "or all (nested ops too, slower)")
+      ->check(CLI::IsMember({"top", "all"}))
+      ->capture_default_str();
   // After "--" every word is the command's, even ones that look like
   // memlife options.
   verb->add_option("command", options->command, "The command to run and its arguments, after --");

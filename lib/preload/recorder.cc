@@ -286,6 +286,7 @@ void init_from_environment() {
   if (g_settings.max_depth == 0 || g_settings.max_depth > 256) g_settings.max_depth = 32;
   g_settings.steps_from_optimizer = std::strcmp(env_or("MEMLIFE_STEPS", "auto"), "marks") != 0;
   g_settings.census_at_steps = env_int("MEMLIFE_CENSUS_AT_STEPS", 1) != 0;
+  g_settings.nested_ops = std::strcmp(env_or("MEMLIFE_OPS", "top"), "all") == 0;
   pthread_key_create(&g_thread_key, on_thread_exit);
   g_owner_pid = getpid();
   g_phase.store(static_cast<int>(Phase::kArmed), std::memory_order_release);

@@ -28,6 +28,9 @@ struct Settings {
   uint32_t max_depth = 32;
   bool steps_from_optimizer = true;  // --steps auto; false for --steps marks
   bool census_at_steps = true;
+  // --ops top: torch skips RecordFunction (and its boxing) inside a
+  // top-level op; --ops all observes nested ops too (MEMLIFE_OPS).
+  bool nested_ops = false;
 };
 
 // Settings parsed from the environment `memlife run` sets (MEMLIFE_*).

@@ -28,8 +28,8 @@ uint64_t storage_id_hook(const void* address) { return storage_id_for_address(ad
 
 }  // namespace
 
-const OpName* OpNameCache::find(const char* name) const {
-  const Slot& s = slots_[slot_of(name)];
+OpName* OpNameCache::find(const char* name) {
+  Slot& s = slots_[slot_of(name)];
   if (s.pointer != name || std::strcmp(s.text.c_str(), name) != 0) return nullptr;
   return &s.value;
 }

@@ -24,6 +24,16 @@ struct OpName {
   bool function = false;  // RecordScope::FUNCTION (a dispatcher op)
   // Always worth an op_begin/op_end even when nested: set_data's only trace.
   bool always_record = false;
+  // Under --ops top, torch may skip RecordFunction inside this op when it
+  // is called from Python (never for profiler ranges: Optimizer.step#
+  // lives inside one). Switching it off and on costs about as much as a
+  // couple of nested ops, so it is done only for ops seen running several
+  // nested ops in their first kLearnCalls calls.
+  static constexpr uint8_t kLearnCalls = 4;
+  bool may_silence = false;
+  bool silences_nested = false;
+  uint8_t learn_calls = 0;
+  uint16_t learn_nested = 0;
 };
 
 struct InputRef {
@@ -39,7 +49,10 @@ struct OpFrame {
   OpName name;
   OpKind kind = OpKind::kPlain;  // name.kind, or plain for a collective nested in another
   bool async = false;
-  bool saw_untracked = false;  // a tensor memlife does not describe (Fake, meta)
+  bool saw_untracked = false;    // a tensor memlife does not describe (Fake, meta)
+  bool silenced_nested = false;  // RecordFunction is off on this thread until it ends
+  uint16_t nested_calls = 0;     // nested ops started directly inside (not recorded)
+  OpName* name_entry = nullptr;  // this thread's cache entry, for learning
   uint8_t input_count = 0;
   int function_depth = 0;   // open FUNCTION-scope frames including this one
   uint64_t alloc_mark = 0;  // ThreadState::allocs when the op began
@@ -52,7 +65,7 @@ struct OpFrame {
 // text because names of string-built ranges live in the range itself.
 class OpNameCache {
  public:
-  const OpName* find(const char* name) const;
+  OpName* find(const char* name);
   void insert(const char* name, const OpName& value);
   void clear();
 
