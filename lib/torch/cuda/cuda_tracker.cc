@@ -4,6 +4,7 @@
 // calls, no Python stack (a thread waiting for the GIL may hold this lock's
 // waiters: lock order is GIL -> allocator). The Python side of an
 // allocation's stack comes from the op that is open on this thread.
+// Outside any op (workspaces, NCCL buffers) the native stack is taken here.
 #include "torch/cuda/cuda_tracker.h"
 
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -49,9 +50,14 @@ void on_trace(const Entry& e) {
   const auto stream = reinterpret_cast<uint64_t>(e.stream_);
   switch (e.action_) {
     case Entry::ALLOC: {
-      auto op_name = g_current_op_name.load(std::memory_order_relaxed);
-      rec::emit(*w, format::AllocRecord{address, bytes, device, stream, allocation_stack(*w),
-                                        op_name != nullptr ? op_name() : 0});
+      auto op_name_of = g_current_op_name.load(std::memory_order_relaxed);
+      const uint64_t op_name = op_name_of != nullptr ? op_name_of() : 0;
+      // Inside an op, the tensor that owns this storage is recorded when
+      // the op ends, with the whole stack (Python and native), and the
+      // analyzer gives it to the allocation: unwinding here too would cost
+      // a second stack per allocation and hide the Python half.
+      const uint64_t stack = op_name != 0 ? 0 : allocation_stack(*w);
+      rec::emit(*w, format::AllocRecord{address, bytes, device, stream, stack, op_name});
       break;
     }
     case Entry::FREE_REQUESTED:
