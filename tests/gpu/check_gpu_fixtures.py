@@ -45,9 +45,13 @@ expect(len(of(findings("seed001_unwaited"), "unwaited_collective")) == 1,
        "seed001_unwaited: one unwaited_collective finding (layers folded)")
 expect(not of(findings("seed001_waited"), "unwaited_collective"),
        "seed001_waited: no unwaited collective at any layer (stream waits are program waits)")
+# The compiled graph's ops are checked, and none reads the gather before its
+# wait: view(int32) is dispatched through a Python mode at run time, so torch
+# wraps it in a PythonDispatchMode range with the gather as argument; that
+# wrapper is part of the view, not a read (memlife reported it until the
+# analyzer counted only outermost ops).
 ubw = of(findings("seed001_compiled"), "use_before_wait")
-expect(any(f["bytes"] == 4 * 1024 * 1024 for f in ubw),
-       f"seed001_compiled: use_before_wait on the 4 MiB gather, got {ubw}")
+expect(not ubw, f"seed001_compiled: no use_before_wait on torch 2.11, got {ubw}")
 
 # On torch 2.11 the compiled graph waits the gather itself (inductor keeps the
 # view an alias of the collective's output): seed 001's leak does not occur.

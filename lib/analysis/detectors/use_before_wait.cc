@@ -1,8 +1,8 @@
 // use_before_wait: a non-view op read a collective's output (or a tensor
 // sharing its storage) while the collective was still in flight: it read
 // memory the collective had not finished writing. View ops only read
-// metadata, and the collective's own ops (and ops nested in them) are the
-// collective itself.
+// metadata, the collective's own ops are the collective itself, and ops
+// nested in another op are part of the outer op's read.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -75,10 +75,15 @@ class UseBeforeWait final : public Detector {
                    uint64_t stream) override {
     auto& open = open_[stream];
     const std::string_view name = m.str(r.name_string);
-    const bool collective = is_collective_op(name);
-    const bool inside = !open.empty() && open.back().second;
-    open.emplace_back(r.op_id, collective || inside);
-    if (collective || inside || is_view_op(name) || (by_storage_.empty() && by_tensor_.empty()))
+    // Only the outermost op is the program's read: what it runs inside
+    // (its kernels' ops, or the PythonDispatchMode wrapper torch puts
+    // around an op dispatched to a Python mode, with the op's arguments)
+    // is that same read, or no read when the outer op is a view or the
+    // collective itself.
+    const bool nested = !open.empty();
+    open.push_back(r.op_id);
+    if (nested || is_collective_op(name) || is_view_op(name) ||
+        (by_storage_.empty() && by_tensor_.empty()))
       return;
     for (uint64_t t : r.inputs) {
       uint64_t cid = 0;
@@ -88,6 +93,10 @@ class UseBeforeWait final : public Detector {
       if (!cid) continue;
       auto c = m.pending_collectives.find(cid);
       if (c == m.pending_collectives.end()) continue;
+      // Backends run their own ops on the output from worker threads
+      // (gloo copies the gathered data in with aten::copy_): that is the
+      // collective writing, not the program reading.
+      if (c->second.thread != stream) continue;
       ++total_;
       if (uses_.size() < 4096) {
         const Storage* st = m.storage(s);
@@ -104,7 +113,7 @@ class UseBeforeWait final : public Detector {
     auto& open = it->second;
     // Pop to the op that ended: a lost op_end must not wedge the stack.
     for (size_t i = open.size(); i-- > 0;) {
-      if (open[i].first == r.op_id) {
+      if (open[i] == r.op_id) {
         open.resize(i);
         break;
       }
@@ -145,8 +154,8 @@ class UseBeforeWait final : public Detector {
   }
 
  private:
-  std::unordered_map<uint64_t, uint64_t> by_storage_, by_tensor_;              // -> collective id
-  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, bool>>> open_;  // per stream
+  std::unordered_map<uint64_t, uint64_t> by_storage_, by_tensor_;  // -> collective id
+  std::unordered_map<uint64_t, std::vector<uint64_t>> open_;       // open op ids per stream
   std::vector<Use> uses_;
   uint64_t total_ = 0;
 };

@@ -53,3 +53,23 @@ def test_d_gloo_unwaited(traced):
 
 def test_d_gloo_waited(traced):
     assert of_kind(traced("gloo_unwaited.py", "waited"), "unwaited_collective") == []
+
+
+def test_read_before_wait(traced):
+    # A real op reads a functional all_gather's output before wait_tensor:
+    # one finding for both iterations, naming the read and the issue. The
+    # view(int32) before the wait reads nothing, and gloo's own copy into
+    # the output (on its worker thread) is the collective, not a read.
+    report = traced("gloo_read_before_wait.py", "early")
+    found = of_kind(report, "use_before_wait")
+    assert len(found) == 1, report["findings"]
+    f = found[0]
+    assert f["count"] == 2 and f["bytes"] == 4 * (1 << 16)
+    assert f["evidence"]["op"] == "aten::mul"
+    use, issue = f["evidence"]["stacks"]
+    assert stack_has_line(use, "gloo_read_before_wait.py", line_of("gloo_read_before_wait.py", "READ_LINE"))
+    assert stack_has_line(issue, "gloo_read_before_wait.py", line_of("gloo_read_before_wait.py", "ISSUE_LINE"))
+
+
+def test_read_after_wait(traced):
+    assert of_kind(traced("gloo_read_before_wait.py", "after"), "use_before_wait") == []
