@@ -18,19 +18,15 @@ import subprocess
 import sys
 import tempfile
 
+from torch_overhead import LOOP_DEFINITION, OPS_PER_ITERATION
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
-ITERS, OPS_PER_ITER = 2000, 3
+ITERS = 2000
 
 LOOP = r"""
 import ctypes, sys, torch
 cg = ctypes.CDLL(sys.argv[1])
-torch.set_num_threads(1)
-x = torch.randn(64)
-def loop(n):
-    for _ in range(n):
-        y = x + 1
-        z = y[1:33]
-        z.sum()
+""" + LOOP_DEFINITION + r"""
 loop(300)  # warm-up: caches, memlife's per-op learning
 cg.cg_start()
 loop(int(sys.argv[2]))
@@ -75,7 +71,7 @@ def main():
                     under(args.baseline_memlife, stacks, len(results)), env)
     plain = results["plain"]
     for name, n in results.items():
-        per_op = n / (ITERS * OPS_PER_ITER)
+        per_op = n / (ITERS * OPS_PER_ITERATION)
         print(f"{name:24s} {per_op:8.0f} instructions/op  {n / plain:5.2f}x plain")
 
 

@@ -19,23 +19,31 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
-LOOP = r"""
-import json, sys, time
-import torch
+# The measured loop (3 ops per iteration), also counted by
+# callgrind_overhead.py. Needs `torch` imported.
+LOOP_DEFINITION = r"""
 torch.set_num_threads(1)
-iters = int(sys.argv[1])
 x = torch.randn(64)
 def loop(n):
     for _ in range(n):
         y = x + 1
         z = y[1:33]
         z.sum()
+"""
+OPS_PER_ITERATION = 3
+
+LOOP = r"""
+import json, sys, time
+import torch
+iters = int(sys.argv[1])
+OPS = %d
+""" % OPS_PER_ITERATION + LOOP_DEFINITION + r"""
 loop(2000)
 best = None
 for _ in range(5):
     t0 = time.perf_counter_ns()
     loop(iters)
-    dt = (time.perf_counter_ns() - t0) / (iters * 3)
+    dt = (time.perf_counter_ns() - t0) / (iters * OPS)
     best = dt if best is None else min(best, dt)
 print("RESULT " + json.dumps({"ns_per_op": best}))
 """
