@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "analysis/attribution.h"
 #include "analysis/replay.h"
 #include "analysis/stacks.h"
 #include "analysis/symbolize.h"
@@ -30,6 +31,8 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   Symbolizer symbolizer(model.modules);
   StackResolver stacks(model, symbolizer);
   for (Detector* d : raw) d->finish(model, out.truncated, stacks, out.findings);
+  attribute_retained_memory(out.findings);
+  if (!out.truncated) out.still_reachable_at_exit = still_reachable_summary(model, stacks);
 
   out.header = model.header;
   out.rank = model.rank;
@@ -42,6 +45,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.records_lost = model.records_lost;
   out.ooms = model.ooms;
   out.final_live_bytes = model.live_bytes;
+  out.collectives_waited_in_cxx = model.collectives_waited_in_cxx;
   for (const auto& [address, s] : model.segments)
     if (s.holds_allocations) {
       ++out.cached_segments;

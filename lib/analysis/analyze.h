@@ -25,6 +25,11 @@ struct ProcessAnalysis {
   // Device segments still held at the end that held allocator blocks: the
   // caching allocator's cache, not a leak of the program.
   uint64_t cached_segments = 0, cached_segment_bytes = 0;
+  // c10d collectives that C++ code issued and waited (DDP's reducer):
+  // recorded, their waits not judged.
+  uint64_t collectives_waited_in_cxx = 0;
+  // Allocations live at a clean exit (still reachable; see leaked_at_exit).
+  nlohmann::json still_reachable_at_exit;
   std::vector<CollectiveCall> collectives;  // the calls, in issue order
   bool truncated = false;
   std::string stop_reason;

@@ -6,6 +6,7 @@
 // is innermost-open at the outer issue began (the outer's own op).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>

@@ -52,12 +52,27 @@ std::unique_ptr<Detector> make_unexplained_holder_detector(const AnalysisOptions
 std::unique_ptr<Detector> make_expect_freed_detector(const AnalysisOptions&);
 std::unique_ptr<Detector> make_leaked_at_exit_detector(const AnalysisOptions&);
 
+// Tensor memory still allocated when the trace ended, by site: reachable
+// (module globals, caches) rather than leaked; the process entry's
+// "still_reachable_at_exit".
+nlohmann::json still_reachable_summary(const Model& m, StackResolver& stacks);
+
 std::vector<std::unique_ptr<Detector>> make_all_detectors(const AnalysisOptions&);
 
 // Ops whose outputs are views of their inputs (they read no data).
 bool is_view_op(std::string_view name);
 // c10d and functional-collective ops, wait_tensor, gloo/nccl ranges.
 bool is_collective_op(std::string_view name);
+
+// The trend step_growth looks for in one site's live bytes at the step
+// marks: [begin, end] is the growing window, `increases` the steps in it
+// whose bytes rose.
+struct GrowthTrend {
+  bool grows = false;
+  size_t begin = 0, end = 0;
+  uint64_t increases = 0;
+};
+GrowthTrend growth_trend(const std::vector<uint64_t>& samples, uint64_t min_increases);
 
 // Human-readable byte count ("12.0 MiB") for messages.
 std::string format_bytes(uint64_t bytes);

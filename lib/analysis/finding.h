@@ -41,6 +41,17 @@ struct Finding {
   std::vector<int64_t> ranks;
   std::vector<uint64_t> pids;
 
+  // The allocations this finding keeps alive, as (allocation sequence
+  // number, bytes): what "one storage, one finding" compares. Not written
+  // to the report.
+  struct Retained {
+    uint64_t alloc_seq = 0, bytes = 0;
+  };
+  std::vector<Retained> retains;
+  // A finding that only adds evidence to the finding that retains the same
+  // memory (a census's unexplained references): never reported alone.
+  bool evidence_only = false;
+
   // Sort key: retained bytes x time (a finding without a duration counts
   // as one nanosecond).
   double weight() const {

@@ -145,6 +145,8 @@ struct Model {
   std::unordered_map<int64_t, uint64_t> live_bytes_by_device;
   uint64_t records = 0;
   uint64_t ops_begun = 0;
+  // c10d collectives C++ code issued and waited (issued_by_cxx).
+  uint64_t collectives_waited_in_cxx = 0;
   Census census;  // the census being read; valid while in_census
   bool in_census = false;
   uint64_t last_time_ns = 0;

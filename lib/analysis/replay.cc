@@ -2,7 +2,21 @@
 
 #include <algorithm>
 
+#include "analysis/stacks.h"
+
 namespace memlife::analysis {
+
+bool issued_by_cxx(const Model& m, uint64_t stack_id) {
+  auto it = m.stacks.find(stack_id);
+  if (stack_id == 0 || it == m.stacks.end()) return false;
+  const Stack& s = it->second;
+  if (s.python_frames.empty()) return true;
+  auto f = m.frames.find(s.python_frames.front());
+  if (f == m.frames.end()) return false;
+  const std::string_view file = m.str(f->second.file_string);
+  if (file.ends_with("distributed/distributed_c10d.py")) return false;
+  return is_library_file(file);
+}
 
 using format::Record;
 
@@ -68,6 +82,7 @@ bool Replayer::on_record(const Record& r) {
       on_op_begin(r.op_begin, at, r.header.stream_id);
       break;
     case RecordKind::kOpEnd:
+      nesting_.op_end(r.header.stream_id, r.op_end.op_id);
       for (Detector* d : detectors_) d->on_op_end(m, r.op_end, r.header.stream_id);
       break;
     case RecordKind::kCollectiveIssue:
@@ -221,6 +236,7 @@ void Replayer::on_tensor(const format::TensorRecord& r, const When& at) {
 void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream) {
   Model& m = model_;
   ++m.ops_begun;
+  nesting_.op_begin(stream, r.op_id, at.seq);
   if (r.inputs.size >= 2 && m.str(r.name_string) == kSetDataOp) {
     auto t = m.tensors.find(r.inputs[0]);
     if (t != m.tensors.end()) {
@@ -252,7 +268,12 @@ void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const
                                    uint64_t thread) {
   Model& m = model_;
   // Not async nor functional: it completed before the call returned.
-  const bool in_flight = r.flags & (kCollectiveAsync | kCollectiveFunctional);
+  bool in_flight = r.flags & (kCollectiveAsync | kCollectiveFunctional);
+  if (in_flight && !(r.flags & kCollectiveFunctional) && m.str(r.op_string).starts_with("c10d::") &&
+      issued_by_cxx(m, r.stack_id)) {
+    in_flight = false;
+    ++m.collectives_waited_in_cxx;
+  }
   Collective c;
   c.id = r.collective_id ? r.collective_id : next_synthetic_collective_++;
   c.thread = thread;
@@ -271,8 +292,22 @@ void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const
   c.stack_id = r.stack_id;
   c.flags = r.flags;
   c.issued = at;
+  const std::vector<uint64_t> layers = nesting_.adopt(thread, c.id, at.seq);
   for (Detector* d : detectors_) d->on_collective_call(m, c, in_flight);
-  if (!in_flight) return;
+  if (!in_flight) {
+    // Its inner layers (the NCCL call of a synchronous broadcast_) were
+    // completed with it.
+    for (uint64_t layer : layers) {
+      auto it = m.pending_collectives.find(layer);
+      if (it == m.pending_collectives.end()) continue;
+      format::CollectiveWaitRecord done;
+      done.collective_id = layer;
+      done.how = WaitHow::kWorkWait;
+      for (Detector* d : detectors_) d->on_collective_wait(m, done, &it->second, at);
+      m.pending_collectives.erase(it);
+    }
+    return;
+  }
   auto& slot = m.pending_collectives[c.id];
   slot = std::move(c);
   for (Detector* d : detectors_) d->on_collective_issue(m, slot);

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "analysis/collective_nesting.h"
 #include "analysis/detector.h"
 #include "analysis/model.h"
 #include "format/reader.h"
@@ -32,12 +33,23 @@ class Replayer final : public format::RecordVisitor {
 
   Model& model_;
   std::vector<Detector*> detectors_;
+  // The layers of one collective call (c10d -> NCCL): a synchronous outer
+  // call completes its inner layers too.
+  CollectiveNesting nesting_;
   uint64_t next_synthetic_collective_ = uint64_t{1} << 63;
 };
 
 // Replays the whole trace of `reader` into `model`.
 format::ReadStatus replay(format::TraceReader& reader, Model& model,
                           const std::vector<Detector*>& detectors);
+
+// Whether C++ code issued this c10d collective (DDP's reducer inside
+// backward, `_broadcast_coalesced`, an extension): the innermost Python
+// frame is library code that called into C++, not the c10d Python API nor
+// the program, or the thread runs no Python at all. C++ waits such works
+// itself, and memlife sees only Python's waits, so their waits are not
+// judged. False when the stack is unknown (--stacks none).
+bool issued_by_cxx(const Model& model, uint64_t stack_id);
 
 // Name of the op `t.data = x` fires (the only trace of set_data).
 inline constexpr std::string_view kSetDataOp = "aten::_has_compatible_shallow_copy_type";

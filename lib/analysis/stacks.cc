@@ -5,10 +5,11 @@
 namespace memlife::analysis {
 
 bool is_library_file(std::string_view file) {
-  const bool torch = file.find("-packages/torch/") != std::string_view::npos;
-  const bool stdlib = file.find("/lib/python3") != std::string_view::npos &&
-                      file.find("-packages/") == std::string_view::npos;
-  return torch || stdlib || file.starts_with("<frozen");
+  const bool installed = file.find("-packages/") != std::string_view::npos;
+  const bool stdlib = file.find("/lib/python3") != std::string_view::npos;
+  const bool memlife = file.find("/memlife/__init__.py") != std::string_view::npos ||
+                       file.find("/memlife/autoload/") != std::string_view::npos;
+  return installed || stdlib || memlife || file.starts_with("<frozen");
 }
 
 nlohmann::json StackResolver::frames(uint64_t stack_id, size_t max_native) {

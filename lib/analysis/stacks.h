@@ -35,10 +35,12 @@ class StackResolver {
   std::unordered_map<uint64_t, std::string> keys_;
 };
 
+// Frames from installed packages (site-packages, dist-packages: torch,
+// transformers, lightning, ...), the standard library and memlife's own
+// Python module: not the program's line.
+bool is_library_file(std::string_view file);
+
 // The grouping key of a stack, computed from the model's tables.
 std::string stack_key(const Model& model, uint64_t stack_id);
-
-// True for files of PyTorch itself or of the Python standard library.
-bool is_library_file(std::string_view file);
 
 }  // namespace memlife::analysis

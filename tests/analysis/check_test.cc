@@ -165,7 +165,8 @@ TEST_F(CheckCli, AnalyzesTraceFolders) {
   std::filesystem::create_directories(dir_ / "run");
   ASSERT_TRUE(s.builder().write_file((dir_ / "run" / "p1.mltrace").string()));
   EXPECT_EQ(run((dir_ / "run").string()), 1);
-  EXPECT_EQ(run((dir_ / "run").string() + " --fail-on leaked_at_exit"), 1);
+  // The all-reduce's output is its finding, not also a leak at exit.
+  EXPECT_EQ(run((dir_ / "run").string() + " --fail-on leaked_at_exit"), 0);
   std::filesystem::create_directories(dir_ / "empty");
   EXPECT_EQ(run((dir_ / "empty").string()), 2);
 }

@@ -281,16 +281,36 @@ TEST(StepGrowth, SameFramesOnTwoThreadsAreOneSite) {
   EXPECT_EQ(found[0].evidence["bytes_per_step"], 1000u);
 }
 
-TEST(UnexplainedHolder, ReportsTheGap) {
+TEST(UnexplainedHolder, GapAloneIsNoFinding) {
+  // Autograd's saved tensors, a Python storage object, a state_dict: torch
+  // holds storages in ways memlife does not see, and none of them is a bug.
   Synth s;
   s.alloc(kA, 4096);
   s.tensor(1, 1, kA, 4096, 1024);
   s.step(1);
   s.census(1, {{1, kA, 4096, 3, {{1, 4096}}}});
-  const auto found = of_kind(s.analyze(), kUnexplainedHolder);
-  ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].evidence["gap"], 2u);
-  EXPECT_EQ(found[0].severity, "warning");
+  EXPECT_TRUE(s.analyze().findings.empty());
+}
+
+TEST(UnexplainedHolder, GapIsEvidenceOfTheFindingThatRetainsTheStorage) {
+  // One storage, one finding: the unwaited collective keeps its output,
+  // and the census's unexplained reference (the Work) is its evidence.
+  Synth s;
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.issue(7, "_c10d_functional::all_gather_into_tensor", {1}, 4096, 0,
+          kCollectiveAsync | kCollectiveFunctional);
+  s.step(1);
+  s.census(1, {{1, kA, 4096, 3, {{1, 4096}}}});
+  const ProcessAnalysis p = s.analyze();
+  ASSERT_EQ(p.findings.size(), 1u);
+  const Finding& f = p.findings[0];
+  EXPECT_EQ(f.kind, kUnwaitedCollective);
+  EXPECT_EQ(f.bytes, 4096u);
+  ASSERT_TRUE(f.evidence.contains("also_seen_as"));
+  ASSERT_EQ(f.evidence["also_seen_as"].size(), 1u);
+  EXPECT_EQ(f.evidence["also_seen_as"][0]["kind"], kUnexplainedHolder);
+  EXPECT_EQ(f.evidence["also_seen_as"][0]["gap"], 2u);
 }
 
 TEST(UnexplainedHolder, ExplainedStorageIsClean) {
@@ -333,18 +353,123 @@ TEST(ExpectFreed, AliveAtEndWithoutCensus) {
   EXPECT_EQ(of_kind(s.analyze(), kExpectFreed).size(), 1u);
 }
 
-TEST(LeakedAtExit, GroupsBySite) {
+TEST(LeakedAtExit, TensorMemoryAtExitIsStillReachable) {
+  // Module globals are not freed when CPython exits: what is allocated at
+  // a clean exit is counted by site in the process entry, not reported.
   Synth s;
   const uint64_t site = s.stack("g.py", 3);
   s.alloc(kA, 100, site);
   s.alloc(kA + 0x1000, 200, site);
   s.alloc(kA + 0x2000, 300, s.stack("h.py", 4));
   s.free(kA + 0x2000);
+  const ProcessAnalysis p = s.analyze();
+  EXPECT_TRUE(p.findings.empty());
+  EXPECT_EQ(p.still_reachable_at_exit["bytes"], 300u);
+  EXPECT_EQ(p.still_reachable_at_exit["allocations"], 2u);
+  EXPECT_EQ(p.still_reachable_at_exit["top_sites"][0]["site"], "g.py:3 in f");
+}
+
+TEST(LeakedAtExit, RawDeviceMemoryNobodyFreedIsLeaked) {
+  Synth s;
+  s.segment(0x7000000, 1 << 20);                 // cudaMalloc, never freed
+  s.segment(0x9000000, 2 << 20);                 // the caching allocator's
+  s.alloc(0x9000000, 4096, s.stack("m.py", 1), 0);  // block inside it
   const auto found = of_kind(s.analyze(), kLeakedAtExit);
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].bytes, 300u);
-  EXPECT_EQ(found[0].count, 2u);
-  EXPECT_EQ(found[0].severity, "warning");
+  EXPECT_EQ(found[0].bytes, 1u << 20);
+  EXPECT_EQ(found[0].evidence["memory"], "raw_device");
+}
+
+TEST(StepGrowth, GrowthEverySecondStepIsFound) {
+  // A list appended to on every second step (pytorch forum reports of
+  // "memory grows slowly"): never three rises in a row, still a leak.
+  Synth s;
+  const uint64_t site = s.stack("train.py", 30, "train");
+  uint64_t address = kA;
+  for (uint64_t step = 1; step <= 12; ++step) {
+    if (step % 2 == 0) s.alloc(address += 0x10000, 4096, site);
+    s.step(step);
+  }
+  const auto found = of_kind(s.analyze(), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["stacks"][0][0]["line"], 30);
+}
+
+TEST(StepGrowth, StateMadeOnceAndSawtoothAreSteady) {
+  Synth s;
+  const uint64_t state = s.stack("optim.py", 5, "step");
+  const uint64_t batch = s.stack("train.py", 8, "train");
+  for (uint64_t step = 1; step <= 12; ++step) {
+    if (step == 4) s.alloc(kA, 1 << 20, state);  // optimizer state, once
+    if (step % 2 == 0) s.alloc(kA + 0x100000, 4096, batch);
+    else if (step > 1) s.free(kA + 0x100000);
+    s.step(step);
+  }
+  EXPECT_TRUE(of_kind(s.analyze(), kStepGrowth).empty());
+}
+
+TEST(StepGrowth, SiteWithoutPythonFrameIsNotJudged) {
+  Synth s;
+  uint64_t address = kA;
+  for (uint64_t step = 1; step <= 10; ++step) {
+    s.alloc(address += 0x10000, 4096);  // no stack: cannot be placed
+    s.step(step);
+  }
+  EXPECT_TRUE(of_kind(s.analyze(), kStepGrowth).empty());
+}
+
+TEST(Attribution, LeakSeenByTwoDetectorsIsOneFinding) {
+  // A residual view's storage that also grows per step is reported once,
+  // as the residual view, with the growth in its evidence.
+  Synth s = zero3(false);
+  const ProcessAnalysis p = s.analyze();
+  EXPECT_EQ(of_kind(p, kResidualView).size(), 1u);
+  for (const Finding& f : p.findings) EXPECT_NE(f.kind, kLeakedAtExit);
+}
+
+TEST(CollectiveWaits, CollectiveThatCxxIssuedIsNotJudged) {
+  // DDP's reducer issues its all-reduces from C++ inside backward and
+  // waits them there: the innermost Python frame is torch's own.
+  Synth s;
+  const uint64_t backward = s.stack("/usr/lib/python3/dist-packages/torch/autograd/graph.py", 829,
+                                    "_engine_run_backward");
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.issue(1, "c10d::allreduce_", {1}, 4096, backward);
+  s.op("aten::copy_", {1});
+  s.step(1);
+  s.step(2);
+  const ProcessAnalysis p = s.analyze();
+  EXPECT_TRUE(p.findings.empty());
+  EXPECT_EQ(p.collectives_waited_in_cxx, 1u);
+}
+
+TEST(CollectiveWaits, CollectiveFromTheProgramIsStillJudged) {
+  Synth s;
+  const uint64_t user = s.stack("train.py", 12, "main");
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.issue(1, "c10d::allreduce_", {1}, 4096, user);
+  s.step(1);
+  s.step(2);
+  EXPECT_EQ(of_kind(s.analyze(), kUnwaitedCollective).size(), 1u);
+}
+
+TEST(CollectiveWaits, SynchronousCallCompletesItsNcclLayer) {
+  // broadcast_(async_op=False) at init: the NCCL call inside it is done
+  // when the c10d call returns; a read after it is no use before wait.
+  Synth s;
+  const uint64_t user = s.stack("train.py", 3, "main");
+  s.alloc(kA, 4096, 0, 0);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.in_op("c10d::broadcast_", [&] {
+    s.issue(1, "nccl:Broadcast", {1}, 4096, user, kCollectiveAsync | kCollectiveNccl, "");
+    s.issue(2, "c10d::broadcast_", {1}, 4096, user, 0);
+  });
+  s.op("aten::add_", {1});
+  s.step(1);
+  s.step(2);
+  EXPECT_TRUE(s.analyze().findings.empty());
 }
 
 TEST(Truncated, FindingsUpToTheCutAndProcessMarked) {
@@ -370,7 +495,10 @@ TEST(Truncated, CutInsideAChunk) {
 
 TEST(Report, SchemaFieldsAndSortedByWeight) {
   Synth s = zero3(false);
-  s.alloc(0x777000, 64);  // a small leak, sorted after the residual view
+  // A small unwaited collective, sorted after the residual view.
+  s.alloc(0x777000, 64);
+  s.tensor(9, 9, 0x777000, 64, 16);
+  s.issue(9, "_c10d_functional::all_reduce", {9}, 64, 0, kCollectiveAsync | kCollectiveFunctional);
   std::vector<ProcessAnalysis> ps = {s.analyze()};
   const nlohmann::json r = make_report(ps);
   std::string error;

@@ -10,6 +10,7 @@ namespace {
 
 struct Expectation {
   uint64_t storage_id = 0, address = 0, label = 0, stack_id = 0, bytes = 0, alloc_stack = 0;
+  uint64_t alloc_seq = 0;
   When at;
 };
 
@@ -25,7 +26,7 @@ class ExpectFreed final : public Detector {
  public:
   void on_mark(const Model& m, const format::MarkRecord& r, const When& at) override {
     if (r.kind != MarkKind::kExpectFreed) return;
-    Expectation e{r.storage_id, r.address, r.label_string, r.stack_id, 0, 0, at};
+    Expectation e{r.storage_id, r.address, r.label_string, r.stack_id, 0, 0, 0, at};
     if (e.storage_id == 0 && e.address != 0) {
       auto it = m.storage_at.find(e.address);
       if (it != m.storage_at.end()) e.storage_id = it->second;
@@ -34,9 +35,11 @@ class ExpectFreed final : public Detector {
       if (e.address == 0) e.address = s->data_address;
       e.bytes = s->bytes;
       e.alloc_stack = s->alloc.stack_id;
+      e.alloc_seq = s->alloc.at.seq;
     } else if (auto a = m.allocations.find(e.address); a != m.allocations.end()) {
       e.bytes = a->second.bytes;
       e.alloc_stack = a->second.stack_id;
+      e.alloc_seq = a->second.at.seq;
     } else {
       return;  // already gone
     }
@@ -77,6 +80,7 @@ class ExpectFreed final : public Detector {
       f.kind = kExpectFreed;
       f.severity = default_severity(f.kind);
       f.bytes = v.e.bytes;
+      f.retains.push_back({v.e.alloc_seq, v.e.bytes});
       f.retained_ns = v.seen.time_ns - std::min(v.seen.time_ns, v.e.at.time_ns);
       nlohmann::json tensors = nlohmann::json::array();
       std::string holder_line;

@@ -1,12 +1,15 @@
-// leaked_at_exit: allocations still live when the process closed its trace,
-// grouped by allocation site. A truncated trace did not exit, so what was
-// live at the cut is not reported as leaked.
-// Framework-free memory too: raw device (or pinned host) segments from the
+// leaked_at_exit, as LeakSanitizer means it: memory nothing can reach any
+// more. Framework-free memory: raw device (or pinned host) segments from the
 // CUDA APIs (CUPTI) that no alloc record ever fell inside and that were not
 // freed, as compute-sanitizer --leak-check reports them
 // (evidence.memory = "raw_device"). Segments that held allocator blocks are
 // the torch caching allocator's cache, which it keeps until the process
 // dies: not the program's leak (the process entry counts them instead).
+// Tensor memory still allocated at exit is "still reachable", not a
+// finding: CPython does not free module globals at exit, and memory a C++
+// registry keeps for an unwaited collective is that collective's finding.
+// The process summary counts it by site (still_reachable_summary). A
+// truncated trace did not exit: nothing is reported for it.
 #include <algorithm>
 #include <map>
 
@@ -17,42 +20,9 @@ namespace {
 
 class LeakedAtExit final : public Detector {
  public:
-  void finish(const Model& m, bool truncated, StackResolver& stacks,
-              std::vector<Finding>& out) override {
+  void finish(const Model& m, bool truncated, StackResolver&, std::vector<Finding>& out) override {
     if (truncated) return;
-    struct Group {
-      uint64_t bytes = 0, count = 0, stack_id = 0, oldest = ~uint64_t{0};
-      std::vector<uint64_t> devices;
-    };
-    std::map<std::string, Group> groups;
-    for (const auto& [address, a] : m.allocations) {
-      Group& g = groups[stacks.key(a.stack_id)];
-      g.bytes += a.bytes;
-      ++g.count;
-      if (a.at.time_ns < g.oldest) {
-        g.oldest = a.at.time_ns;
-        g.stack_id = a.stack_id;
-      }
-      if (std::find(g.devices.begin(), g.devices.end(), a.device) == g.devices.end())
-        g.devices.push_back(static_cast<uint64_t>(a.device));
-    }
     report_raw_segments(m, out);
-    for (auto& [key, g] : groups) {
-      Finding f;
-      f.kind = kLeakedAtExit;
-      f.severity = default_severity(f.kind);
-      f.bytes = g.bytes;
-      f.count = g.count;
-      f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, g.oldest);
-      f.evidence["stacks"] = nlohmann::json::array({stacks.frames(g.stack_id)});
-      f.evidence["stack_roles"] = {"allocation"};
-      f.evidence["steps"] = nlohmann::json::array();
-      const std::string line = stacks.user_line(g.stack_id);
-      f.message = std::to_string(g.count) + " allocation(s), " + format_bytes(g.bytes) +
-                  ", still live at exit; allocated at " +
-                  (line.empty() ? std::string("an unknown site") : line);
-      out.push_back(std::move(f));
-    }
   }
 
  private:
@@ -89,6 +59,32 @@ class LeakedAtExit final : public Detector {
 };
 
 }  // namespace
+
+nlohmann::json still_reachable_summary(const Model& m, StackResolver& stacks) {
+  struct Site {
+    uint64_t bytes = 0, count = 0, stack_id = 0;
+  };
+  std::map<std::string, Site> sites;
+  uint64_t bytes = 0;
+  for (const auto& [address, a] : m.allocations) {
+    Site& s = sites[stacks.key(a.stack_id)];
+    s.bytes += a.bytes;
+    ++s.count;
+    if (s.stack_id == 0) s.stack_id = a.stack_id;
+    bytes += a.bytes;
+  }
+  std::vector<const Site*> top;
+  for (const auto& [key, s] : sites) top.push_back(&s);
+  std::sort(top.begin(), top.end(), [](const Site* a, const Site* b) { return a->bytes > b->bytes; });
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < top.size() && i < 8; ++i) {
+    const std::string line = stacks.user_line(top[i]->stack_id);
+    list.push_back({{"bytes", top[i]->bytes},
+                    {"allocations", top[i]->count},
+                    {"site", line.empty() ? nullptr : nlohmann::json(line)}});
+  }
+  return {{"bytes", bytes}, {"allocations", m.allocations.size()}, {"top_sites", list}};
+}
 
 std::unique_ptr<Detector> make_leaked_at_exit_detector(const AnalysisOptions&) {
   return std::make_unique<LeakedAtExit>();

@@ -23,7 +23,7 @@ struct ViewInfo {
 struct Episode {
   uint64_t storage_id = 0, bytes = 0, reachable = 0, address = 0;
   int64_t device = -1;
-  uint64_t alloc_stack = 0, alloc_op = 0;
+  uint64_t alloc_stack = 0, alloc_op = 0, alloc_seq = 0;
   uint64_t owner = 0;
   LetGo let_go = LetGo::kNone;
   When let_go_at, seen_at, end_at;
@@ -81,6 +81,7 @@ class ResidualView final : public Detector {
         ep.device = e.device;
         ep.alloc_stack = s->alloc.stack_id;
         ep.alloc_op = s->alloc.op_string;
+        ep.alloc_seq = s->alloc.at.seq;
         ep.seen_at = c.begin;
         if (s->let_go != LetGo::kNone) {
           ep.let_go = s->let_go;
@@ -131,6 +132,7 @@ class ResidualView final : public Detector {
     ep.device = a.device;
     ep.alloc_stack = a.stack_id;
     ep.alloc_op = a.op_string;
+    ep.alloc_seq = a.at.seq;
     ep.owner = s->owner_tensor;
     ep.let_go = s->let_go;
     ep.let_go_at = s->let_go_at;
@@ -165,6 +167,7 @@ class ResidualView final : public Detector {
       std::vector<uint64_t> census_steps;
       for (const Episode* ep : eps) {
         f.bytes += ep->bytes;
+        f.retains.push_back({ep->alloc_seq, ep->bytes});
         reach += ep->reachable;
         const uint64_t held = ep->end_at.time_ns > ep->let_go_at.time_ns
                                   ? ep->end_at.time_ns - ep->let_go_at.time_ns

@@ -1,7 +1,11 @@
 // unexplained_holder: at a census a storage has more strong references
 // (use_count) than the live tensors memlife knows hold it, so something it
-// cannot see holds it too: an autograd graph's saved variables, a C++
-// registry, a collective's Work. Grouped by the storage's allocation site.
+// cannot see holds it too: an autograd graph's saved variables, a Python
+// storage object (`untyped_storage()`, a state_dict), a C++ registry, a
+// collective's Work. Most of these are how torch works, not bugs, so this is
+// evidence only: it is added to the finding that retains the same storage
+// (residual view, unwaited collective, growth, leak at exit) and never
+// reported on its own.
 #include <algorithm>
 #include <map>
 
@@ -12,7 +16,7 @@ namespace {
 
 struct Gap {
   uint64_t storage_id = 0, stack_id = 0, bytes = 0, use_count = 0, holders = 0;
-  uint64_t first_step = 0, last_step = 0, censuses = 0;
+  uint64_t first_step = 0, last_step = 0, censuses = 0, alloc_seq = 0;
   When first, last;
   std::vector<uint64_t> holder_ids;
 };
@@ -28,6 +32,7 @@ class UnexplainedHolder final : public Detector {
         g.storage_id = e.storage_id;
         const Storage* s = m.storage(e.storage_id);
         g.stack_id = s ? s->alloc.stack_id : 0;
+        g.alloc_seq = s ? s->alloc.at.seq : 0;
         g.first = c.begin;
         g.first_step = c.step;
       }
@@ -55,8 +60,11 @@ class UnexplainedHolder final : public Detector {
       f.count = gs.size();
       uint64_t max_gap = 0;
       nlohmann::json storages = nlohmann::json::array();
+      f.evidence_only = true;
+      f.severity = "info";
       for (const Gap* x : gs) {
         f.bytes += x->bytes;
+        if (x->alloc_seq) f.retains.push_back({x->alloc_seq, x->bytes});
         f.retained_ns =
             std::max(f.retained_ns, x->last.time_ns - std::min(x->last.time_ns, x->first.time_ns));
         max_gap = std::max(max_gap, x->use_count - x->holders);
@@ -80,7 +88,9 @@ class UnexplainedHolder final : public Detector {
       const std::string line = stacks.user_line(g.stack_id);
       f.message = std::to_string(f.count) + " storage(s) (" + format_bytes(f.bytes) +
                   ") held by up to " + std::to_string(max_gap) +
-                  " reference(s) no tracked tensor explains" +
+                  " reference(s) no live tracked tensor explains (checked: the tensors and views "
+                  "memlife tracks; not checked: autograd saved tensors, Python storage objects, "
+                  "C++ registries)" +
                   (line.empty() ? "" : "; allocated at " + line);
       out.push_back(std::move(f));
     }

@@ -29,6 +29,7 @@ struct Issue {
   bool flagged = false;          // not waited by the end of its step
   When program_wait, sync_wait;  // seq 0: none yet
   uint64_t sync_op = 0;
+  std::vector<Finding::Retained> retains;  // the output storages' allocations
 };
 
 struct OrphanWait {
@@ -53,9 +54,17 @@ class UnwaitedCollective final : public Detector {
   void on_collective_call(const Model& m, const Collective& c, bool in_flight) override {
     seen_.insert(c.id);
     Issue& i = issues_[c.id];
-    i = Issue{c.op_string, c.group_string, c.backend_string, c.stack_id, 0, c.issued};
+    i = Issue{};
+    i.op_string = c.op_string;
+    i.group_string = c.group_string;
+    i.backend_string = c.backend_string;
+    i.stack_id = c.stack_id;
+    i.issued = c.issued;
     for (uint64_t s : c.output_storages)
-      if (const Storage* st = m.storage(s)) i.bytes += st->bytes;
+      if (const Storage* st = m.storage(s)) {
+        i.bytes += st->bytes;
+        if (st->data_live) i.retains.push_back({st->alloc.at.seq, st->bytes});
+      }
     if (i.bytes == 0) i.bytes = c.bytes;
     for (uint64_t child : nesting_.adopt(c.thread, c.id, c.issued.seq)) {
       auto it = issues_.find(child);
@@ -110,6 +119,7 @@ class UnwaitedCollective final : public Detector {
       std::string released_by;
       std::vector<uint64_t> steps;
       std::vector<std::string> layers;
+      std::vector<Finding::Retained> retains;
     };
     std::map<std::string, Group> groups;
     for (auto& [id, i] : issues_) {
@@ -130,6 +140,7 @@ class UnwaitedCollective final : public Detector {
       ++g.count;
       g.late += i.program_wait.seq != 0;
       g.bytes += i.bytes;
+      g.retains.insert(g.retains.end(), i.retains.begin(), i.retains.end());
       g.retained = std::max(g.retained, until - std::min(until, i.issued.time_ns));
       g.steps.push_back(i.issued.step);
       if (g.layers.empty()) collect_layers(m, i, g.layers);
@@ -149,6 +160,7 @@ class UnwaitedCollective final : public Detector {
       f.severity = default_severity(f.kind);
       f.count = g.count;
       f.bytes = g.bytes;
+      f.retains = std::move(g.retains);
       f.retained_ns = g.retained;
       const std::string op(m.str(g.first->op_string));
       const std::string group(m.str(g.first->group_string));

@@ -1,0 +1,77 @@
+#include "analysis/attribution.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+namespace memlife::analysis {
+
+int cause_rank(const std::string& kind) {
+  // Most specific first: a view that outlived its owner names the holder
+  // and the release; an unwaited collective names the missing wait; an
+  // expectation names the program's own intent; growth and exit only say
+  // that memory stayed.
+  static const std::vector<std::string> order = {kResidualView, kUnwaitedCollective, kExpectFreed,
+                                                 kStepGrowth, kLeakedAtExit};
+  auto it = std::find(order.begin(), order.end(), kind);
+  return it == order.end() ? -1 : static_cast<int>(it - order.begin());
+}
+
+void attribute_retained_memory(std::vector<Finding>& findings) {
+  std::vector<size_t> order(findings.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto rank = [&](size_t i) {
+    const int r = cause_rank(findings[i].kind);
+    // Evidence-only findings are merged last; kinds outside the order are
+    // left alone.
+    return findings[i].evidence_only ? 1000 : r;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+
+  std::unordered_map<uint64_t, size_t> owner_of;  // allocation seq -> claiming finding
+  std::vector<bool> drop(findings.size(), false);
+  for (size_t i : order) {
+    Finding& f = findings[i];
+    if (rank(i) < 0) continue;
+    if (f.retains.empty()) {
+      if (f.evidence_only) drop[i] = true;
+      continue;
+    }
+    std::vector<Finding::Retained> kept;
+    std::unordered_map<size_t, uint64_t> claimed_bytes;  // by the claiming finding
+    for (const Finding::Retained& r : f.retains) {
+      auto [it, fresh] = owner_of.try_emplace(r.alloc_seq, i);
+      if (fresh || it->second == i)
+        kept.push_back(r);
+      else
+        claimed_bytes[it->second] += r.bytes;
+    }
+    for (const auto& [winner, bytes] : claimed_bytes) {
+      nlohmann::json& also = findings[winner].evidence["also_seen_as"];
+      if (!also.is_array()) also = nlohmann::json::array();
+      nlohmann::json seen = {{"kind", f.kind}, {"bytes", bytes}, {"message", f.message}};
+      for (const char* key : {"gap", "storages", "steps"})
+        if (f.evidence.contains(key)) seen[key] = f.evidence[key];
+      also.push_back(std::move(seen));
+    }
+    if (f.evidence_only || kept.empty()) {
+      drop[i] = true;
+      continue;
+    }
+    if (kept.size() != f.retains.size()) {
+      uint64_t bytes = 0;
+      for (const auto& r : kept) bytes += r.bytes;
+      f.bytes = bytes;
+      f.retains = std::move(kept);
+    }
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < findings.size(); ++i)
+    if (!drop[i]) {
+      if (out != i) findings[out] = std::move(findings[i]);
+      ++out;
+    }
+  findings.resize(out);
+}
+
+}  // namespace memlife::analysis

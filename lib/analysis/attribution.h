@@ -1,0 +1,24 @@
+// One retained storage, one finding. Several detectors can see the same
+// bytes (a residual view's storage is also live at exit; an unwaited
+// collective's output also grows per step): each allocation is reported
+// once, by the most specific cause, and what the other detectors saw of it
+// goes into that finding's evidence ("also_seen_as").
+#pragma once
+
+#include <vector>
+
+#include "analysis/finding.h"
+
+namespace memlife::analysis {
+
+// Rank of a kind as a cause of retained memory: lower is more specific.
+// Kinds that retain nothing (use_before_wait) are never merged.
+int cause_rank(const std::string& kind);
+
+// Rewrites one process's findings in place: a finding whose retained
+// allocations were all claimed by a more specific one is folded into it;
+// one that keeps some unclaimed allocations keeps only those (bytes and
+// count follow); evidence-only findings are folded and never kept alone.
+void attribute_retained_memory(std::vector<Finding>& findings);
+
+}  // namespace memlife::analysis
