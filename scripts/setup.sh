@@ -55,6 +55,18 @@ else
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q torch pytest numpy
 fi
 
+# The frameworks of the program corpus (tests/corpus), held to the torch
+# just installed so pip never replaces it.
+if python3 -c 'import transformers, torchvision, lightning, accelerate' >/dev/null 2>&1; then
+  log "corpus frameworks present"
+else
+  log "installing the corpus frameworks (tests/corpus/requirements.txt)"
+  constraint="$(mktemp)"
+  python3 -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))' >"$constraint"
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q -r tests/corpus/requirements.txt -c "$constraint"
+  rm -f "$constraint"
+fi
+
 if ((build)); then
   jobs="${MEMLIFE_JOBS:-$(nproc)}"
   cmake --preset "$preset"

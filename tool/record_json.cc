@@ -66,6 +66,8 @@ const char* mark_kind_name(MarkKind kind) {
       return "label";
     case MarkKind::kExpectFreed:
       return "expect_freed";
+    case MarkKind::kHolder:
+      return "holder";
   }
   return "unknown";
 }

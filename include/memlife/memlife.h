@@ -30,6 +30,11 @@ MEMLIFE_API void memlife_mark(const char* label);
  * the next census; the analyzer reports it (and who holds it) otherwise. */
 MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
 
+/* Records that the Python reference path `path` (`__main__.history[3]`,
+ * `model.layer._saved_self`) reaches the storage whose data starts at
+ * `address`: the holder a finding about that storage names. */
+MEMLIFE_API void memlife_holder(const void* address, const char* path);
+
 /* Asks for a census of live tensors and storages now. */
 MEMLIFE_API void memlife_census(void);
 

@@ -167,6 +167,7 @@ enum class MarkKind : uint8_t {
   kStep = 0,         // a step boundary (optimizer step or memlife.mark_step)
   kLabel = 1,        // a free-form label
   kExpectFreed = 2,  // the program says storage_id/address must die soon
+  kHolder = 3,       // a Python reference path (label) reaches the storage at address
 };
 
 enum class CensusReason : uint8_t { kStep = 0, kRequest = 1, kExit = 2 };

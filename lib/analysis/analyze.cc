@@ -32,6 +32,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   StackResolver stacks(model, symbolizer);
   for (Detector* d : raw) d->finish(model, out.truncated, stacks, out.findings);
   attribute_retained_memory(out.findings);
+  name_holders(out.findings, model.holder_of_alloc);
   if (!out.truncated) out.still_reachable_at_exit = still_reachable_summary(model, stacks);
 
   out.header = model.header;

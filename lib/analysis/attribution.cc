@@ -1,6 +1,7 @@
 #include "analysis/attribution.h"
 
 #include <algorithm>
+#include <string>
 #include <numeric>
 #include <unordered_map>
 
@@ -72,6 +73,69 @@ void attribute_retained_memory(std::vector<Finding>& findings) {
       ++out;
     }
   findings.resize(out);
+}
+
+namespace {
+
+// `__main__.history[3].grad_fn._saved_self` -> `__main__.history[*].grad_fn._saved_self`:
+// one holder for every element of a container.
+std::string generalize(const std::string& path) {
+  std::string out;
+  out.reserve(path.size());
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '[') {
+      out += path[i];
+      continue;
+    }
+    const size_t close = path.find(']', i);
+    if (close == std::string::npos) {
+      out += path.substr(i);
+      break;
+    }
+    out += "[*]";
+    i = close;
+  }
+  return out;
+}
+
+}  // namespace
+
+void name_holders(std::vector<Finding>& findings,
+                  const std::unordered_map<uint64_t, std::string>& holder_of_alloc) {
+  if (holder_of_alloc.empty()) return;
+  for (Finding& f : findings) {
+    struct Holder {
+      std::string example;
+      uint64_t bytes = 0, allocations = 0;
+    };
+    std::vector<std::pair<std::string, Holder>> holders;  // in first-seen order
+    for (const Finding::Retained& r : f.retains) {
+      auto it = holder_of_alloc.find(r.alloc_seq);
+      if (it == holder_of_alloc.end()) continue;
+      const std::string key = generalize(it->second);
+      auto h = std::find_if(holders.begin(), holders.end(),
+                            [&](const auto& e) { return e.first == key; });
+      if (h == holders.end()) {
+        holders.push_back({key, Holder{it->second}});
+        h = holders.end() - 1;
+      }
+      h->second.bytes += r.bytes;
+      ++h->second.allocations;
+    }
+    if (holders.empty()) continue;
+    std::stable_sort(holders.begin(), holders.end(),
+                     [](const auto& a, const auto& b) { return a.second.bytes > b.second.bytes; });
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [key, h] : holders) {
+      if (list.size() == 8) break;
+      list.push_back({{"path", key},
+                      {"example", h.example},
+                      {"bytes", h.bytes},
+                      {"allocations", h.allocations}});
+    }
+    f.evidence["held_by"] = std::move(list);
+    f.message += "; held by " + holders.front().first;
+  }
 }
 
 }  // namespace memlife::analysis

@@ -5,6 +5,9 @@
 // goes into that finding's evidence ("also_seen_as").
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/finding.h"
@@ -20,5 +23,11 @@ int cause_rank(const std::string& kind);
 // one that keeps some unclaimed allocations keeps only those (bytes and
 // count follow); evidence-only findings are folded and never kept alone.
 void attribute_retained_memory(std::vector<Finding>& findings);
+
+// Adds to each finding the Python reference paths that reached the memory
+// it retains (evidence.held_by, grouped with list indices and dict keys as
+// `[*]`), and names the first in its message.
+void name_holders(std::vector<Finding>& findings,
+                  const std::unordered_map<uint64_t, std::string>& holder_of_alloc);
 
 }  // namespace memlife::analysis

@@ -44,6 +44,10 @@ struct ByteRange {
   uint64_t begin = 0, end = 0;
 };
 ByteRange reachable_range(const Geometry& g);
+// Bytes of the elements a tensor addresses: its element count, or its span
+// when smaller (broadcast strides). A column view spans a whole matrix but
+// holds a column.
+uint64_t addressed_bytes(const Geometry& g);
 
 struct Tensor {
   uint64_t id = 0, storage_id = 0, data_address = 0;
@@ -145,6 +149,9 @@ struct Model {
   std::unordered_map<int64_t, uint64_t> live_bytes_by_device;
   uint64_t records = 0;
   uint64_t ops_begun = 0;
+  // The Python reference path that reached each allocation (by its
+  // allocation sequence number) when the program's holders were walked.
+  std::unordered_map<uint64_t, std::string> holder_of_alloc;
   // c10d collectives C++ code issued and waited (issued_by_cxx).
   uint64_t collectives_waited_in_cxx = 0;
   Census census;  // the census being read; valid while in_census

@@ -32,6 +32,13 @@ ByteRange reachable_range(const Geometry& g) {
   return {begin, begin + (last + 1) * g.itemsize};
 }
 
+uint64_t addressed_bytes(const Geometry& g) {
+  const ByteRange span = reachable_range(g);
+  uint64_t numel = 1;
+  for (int64_t size : g.sizes) numel *= static_cast<uint64_t>(std::max<int64_t>(size, 0));
+  return std::min(span.end - span.begin, numel * g.itemsize);
+}
+
 format::ReadStatus replay(format::TraceReader& reader, Model& model,
                           const std::vector<Detector*>& detectors) {
   model.header = reader.header();
@@ -348,6 +355,14 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
     m.steps.push_back(mark);
     m.peak_since_step = m.live_bytes;
     for (Detector* d : detectors_) d->on_step(m, mark);
+    return;
+  }
+  if (r.kind == MarkKind::kHolder) {
+    // Keyed by the allocation live at that address now, so a later
+    // allocation at the same address does not inherit the path.
+    auto a = m.allocations.find(r.address);
+    if (a != m.allocations.end())
+      m.holder_of_alloc.try_emplace(a->second.at.seq, std::string(m.str(r.label_string)));
     return;
   }
   for (Detector* d : detectors_) d->on_mark(m, r, at);

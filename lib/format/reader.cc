@@ -208,7 +208,7 @@ bool decode_record_fields(RecordKind kind, const uint8_t*& in, const uint8_t* en
       r.collective_wait.how = small_enum<WaitHow>(d, 3, enum_ok);
       break;
     case RecordKind::kMark:
-      r.mark.kind = small_enum<MarkKind>(d, 2, enum_ok);
+      r.mark.kind = small_enum<MarkKind>(d, 3, enum_ok);
       r.mark.step = d.varint();
       r.mark.label_string = d.varint();
       r.mark.storage_id = d.varint();

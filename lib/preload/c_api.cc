@@ -57,6 +57,19 @@ void memlife_expect_freed(const void* address, const char* label) {
   emit(*w, mark);
 }
 
+void memlife_holder(const void* address, const char* path) {
+  ReentryGuard guard;
+  if (!guard.entered() || path == nullptr) return;
+  ThreadWriter* w = current_thread_writer();
+  if (w == nullptr) return;
+  format::MarkRecord mark;
+  mark.kind = MarkKind::kHolder;
+  mark.step = current_step();
+  mark.label_string = intern_string(path);
+  mark.address = reinterpret_cast<uint64_t>(address);
+  emit(*w, mark);
+}
+
 void memlife_census(void) {
   ReentryGuard guard;
   if (guard.entered() && plugin().census != nullptr && current_thread_writer() != nullptr) {

@@ -2,8 +2,10 @@
 
 #include <c10/core/StorageImpl.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include "torch/weak_table.h"
@@ -183,14 +185,18 @@ uint64_t storage_id_for_address(const void* address) {
 }
 
 uint64_t reachable_bytes(const c10::TensorImpl& impl) {
+  // The elements the tensor addresses: its strided span, or its element
+  // count when that is smaller (a column of a matrix spans the whole matrix
+  // but holds only its own elements).
   const auto sizes = impl.sizes();
   const auto strides = impl.strides();
-  uint64_t span = 1;
+  uint64_t span = 1, numel = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] == 0) return 0;
-    span += static_cast<uint64_t>(sizes[i] - 1) * static_cast<uint64_t>(strides[i]);
+    span += static_cast<uint64_t>(sizes[i] - 1) * static_cast<uint64_t>(std::abs(strides[i]));
+    numel *= static_cast<uint64_t>(sizes[i]);
   }
-  return span * impl.dtype().itemsize();
+  return std::min(span, numel) * impl.dtype().itemsize();
 }
 
 void emit_tensor_record(rec::ThreadWriter& w, const c10::TensorImpl& impl, const TensorSighting& s,

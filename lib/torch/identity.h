@@ -51,7 +51,8 @@ void emit_tensor_record(rec::ThreadWriter& w, const c10::TensorImpl& impl, const
                         bool is_view, uint64_t flags, uint64_t base_tensor_id, uint64_t op_string,
                         uint64_t stack_id);
 
-// Bytes of the storage the tensor's elements span (0 when it has none).
+// Bytes of the elements the tensor addresses: the smaller of its strided
+// span and its element count (0 when it has none).
 uint64_t reachable_bytes(const c10::TensorImpl& impl);
 
 // Live tracked tensors, locked; expired entries are dropped on the way.

@@ -73,7 +73,11 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
   OpName result;
   result.string_id = rec::intern_string(n);
   result.function = fn.scope() == at::RecordScope::FUNCTION;
-  result.may_silence = result.function && n.substr(0, 10) != "profiler::";
+  // Only aten ops: an autograd engine node (DDP's reducer issues its
+  // all-reduces from a hook inside AccumulateGrad), a custom op (DeepSpeed's
+  // dc::*) or a profiler range may run collectives, which must never be
+  // silenced.
+  result.may_silence = result.function && n.substr(0, 6) == "aten::";
   // `t.data = x` fires only this op (then the old storage's free).
   result.always_record = n == "aten::_has_compatible_shallow_copy_type";
   if (fn.scope() == at::RecordScope::USER_SCOPE) {

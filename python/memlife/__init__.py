@@ -27,6 +27,7 @@ class _Api:
             lib.memlife_mark.argtypes = [ctypes.c_char_p]
             lib.memlife_expect_freed.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
             lib.memlife_census.argtypes = []
+            lib.memlife_holder.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
             lib.memlife_flush.argtypes = []
         except (OSError, AttributeError):
             return
@@ -212,6 +213,18 @@ def _install_exit_census() -> bool:
     return True
 
 
+from memlife import _holders  # noqa: E402  (needs _api above)
+
+
+def _install_holder_walk() -> bool:
+    """Walks the program's references at optimizer steps 1, 2, 4, 8, ...
+    (a global optimizer post-step hook) and at exit, so findings name the
+    Python path that holds their memory."""
+    if not active():
+        return False
+    return _holders.install(_api.lib)
+
+
 def install_hooks() -> bool:
     """Installs the Python-side hooks: Work.wait (its C++ side fires no
     RecordFunction), init_process_group (rank and world size), and a census
@@ -220,7 +233,8 @@ def install_hooks() -> bool:
     it again after importing torch.distributed when memlife came first.
     Returns True when every hook that applies is in place."""
     ok = True
-    for install in (_install_exit_census, _install_work_wait, _install_set_rank):
+    for install in (_install_holder_walk, _install_exit_census, _install_work_wait,
+                    _install_set_rank):
         try:
             ok = install() and ok
         except Exception:

@@ -16,6 +16,10 @@
 namespace memlife::analysis {
 namespace {
 
+// Unused bytes below which a view that outlived a dead owner is not worth
+// a finding (the plain ZeRO-3 loop's 4 KiB loss buffers).
+constexpr uint64_t kMinWastedBytes = 64 * 1024;
+
 struct ViewInfo {
   uint64_t tensor_id = 0, op_string = 0, stack_id = 0, flags = 0, reachable = 0;
 };
@@ -33,6 +37,22 @@ struct Episode {
   std::vector<ViewInfo> views;
 };
 
+uint64_t peak_concurrent_bytes(const std::vector<const Episode*>& eps) {
+  // Sweep over [let go, end] of each episode: +bytes at the start, -bytes
+  // after the end.
+  std::vector<std::pair<uint64_t, int64_t>> edges;
+  for (const Episode* ep : eps) {
+    const uint64_t begin = std::min(ep->let_go_at.seq ? ep->let_go_at.seq : ep->seen_at.seq,
+                                    ep->seen_at.seq);
+    edges.push_back({begin, static_cast<int64_t>(ep->bytes)});
+    edges.push_back({std::max(ep->end_at.seq, begin) + 1, -static_cast<int64_t>(ep->bytes)});
+  }
+  std::sort(edges.begin(), edges.end());
+  int64_t live = 0, peak = 0;
+  for (const auto& [seq, delta] : edges) peak = std::max(peak, live += delta);
+  return static_cast<uint64_t>(peak);
+}
+
 class ResidualView final : public Detector {
  public:
   void on_census(const Model& m, const Census& c) override {
@@ -49,6 +69,7 @@ class ResidualView final : public Detector {
       if (owner_holds) continue;
       std::vector<ByteRange> ranges;
       std::vector<ViewInfo> views;
+      uint64_t addressed = 0;
       for (const auto& h : e.holders) {
         ViewInfo v{h.tensor_id, 0, 0, 0, h.reachable_bytes};
         ByteRange r{0, h.reachable_bytes};
@@ -58,20 +79,28 @@ class ResidualView final : public Detector {
           v.flags = t->flags;
           if (t->storage_id == e.storage_id) {
             r = reachable_range(t->geometry);
-            if (h.reachable_bytes == 0) v.reachable = r.end - r.begin;
+            v.reachable = std::min(h.reachable_bytes ? h.reachable_bytes : ~uint64_t{0},
+                                   addressed_bytes(t->geometry));
           }
         }
+        addressed += v.reachable;
         ranges.push_back(r);
         views.push_back(v);
       }
-      const uint64_t reach = std::min(union_bytes(ranges), e.storage_bytes);
+      // Views may overlap (spans) and may address fewer bytes than they
+      // span (elements): the smaller of the two, never more than the storage.
+      const uint64_t reach = std::min({union_bytes(ranges), addressed, e.storage_bytes});
       // An owner that was rebound (`t.data = ...`) was meant to release the
       // storage: report it even when the views reach all of it (seed 000 with
       // a shard size that needs no padding). An owner that simply died leaves
       // views that may be using every byte: only the unreachable rest is waste.
       const bool rebound =
           s->let_go == LetGo::kRebound || (s->let_go == LetGo::kNone && alive.count(owner) != 0);
-      if (reach >= e.storage_bytes && !rebound) continue;
+      // An owner that died is ordinary (`x = batch[0]`); the views matter
+      // only when they keep much more than they use: at least half of the
+      // storage and kMinWastedBytes unused.
+      const uint64_t wasted = e.storage_bytes - reach;
+      if (!rebound && (wasted < kMinWastedBytes || 2 * wasted < e.storage_bytes)) continue;
       auto [it, fresh] = episodes_.try_emplace(e.storage_id);
       Episode& ep = it->second;
       if (fresh) {
@@ -113,17 +142,18 @@ class ResidualView final : public Detector {
     if (s->let_go != LetGo::kRebound || m.ops_begun <= s->ops_at_let_go) return;
     std::vector<ByteRange> ranges;
     std::vector<ViewInfo> views;
+    uint64_t addressed = 0;
     for (uint64_t tid : s->tensors) {
       if (tid == s->owner_tensor) continue;
       const Tensor* t = m.tensor(tid);
       if (!t || t->storage_id != s->id) continue;
-      const ByteRange r = reachable_range(t->geometry);
-      ranges.push_back(r);
-      views.push_back({tid, t->op_string, t->stack_id, t->flags, r.end - r.begin});
+      ranges.push_back(reachable_range(t->geometry));
+      views.push_back({tid, t->op_string, t->stack_id, t->flags, addressed_bytes(t->geometry)});
+      addressed += views.back().reachable;
     }
     if (views.empty()) return;
     // Rebound owner (checked above): reported whatever the views reach.
-    const uint64_t reach = std::min(union_bytes(ranges), a.bytes);
+    const uint64_t reach = std::min({union_bytes(ranges), addressed, a.bytes});
     Episode& ep = episodes_[s->id];
     ep.storage_id = s->id;
     ep.bytes = a.bytes;
@@ -165,8 +195,12 @@ class ResidualView final : public Detector {
       uint64_t reach = 0, steps = 0;
       nlohmann::json storages = nlohmann::json::array();
       std::vector<uint64_t> census_steps;
+      // Bytes are what was held at once: storages held one after another
+      // (a view of each step's batch, dropped at the next) count once.
+      f.bytes = peak_concurrent_bytes(eps);
+      uint64_t total_bytes = 0;
       for (const Episode* ep : eps) {
-        f.bytes += ep->bytes;
+        total_bytes += ep->bytes;
         f.retains.push_back({ep->alloc_seq, ep->bytes});
         reach += ep->reachable;
         const uint64_t held = ep->end_at.time_ns > ep->let_go_at.time_ns
@@ -187,6 +221,8 @@ class ResidualView final : public Detector {
       census_steps.erase(std::unique(census_steps.begin(), census_steps.end()), census_steps.end());
       nlohmann::json tensors = nlohmann::json::array();
       std::string view_line, view_op;
+      uint64_t view_count = 0;
+      for (const Episode* ep : eps) view_count += ep->views.size();
       for (const ViewInfo& v : first.views) {
         tensors.push_back({{"tensor_id", v.tensor_id},
                            {"role", "view"},
@@ -212,13 +248,16 @@ class ResidualView final : public Detector {
       f.evidence["steps"] = census_steps;
       f.evidence["retained_steps"] = steps;
       f.evidence["reachable_bytes"] = reach;
+      f.evidence["view_count"] = view_count;
       f.evidence["wasted_bytes"] = f.bytes - std::min(f.bytes, reach);
       f.evidence["stacks"] = nlohmann::json::array(
           {stacks.frames(first.views.empty() ? 0 : first.views.front().stack_id),
            stacks.frames(first.let_go_stack), stacks.frames(first.alloc_stack)});
       f.evidence["stack_roles"] = {"view", "owner_let_go", "allocation"};
-      f.message = std::to_string(f.count) + " storage(s) of " + format_bytes(f.bytes) +
-                  " kept alive by " + std::to_string(first.views.size()) + " view(s) reaching " +
+      f.evidence["total_bytes"] = total_bytes;
+      f.message = std::to_string(f.count) + " storage(s) of " + format_bytes(total_bytes) +
+                  (total_bytes != f.bytes ? " (" + format_bytes(f.bytes) + " at once)" : "") +
+                  " kept alive by " + std::to_string(view_count) + " view(s) reaching " +
                   format_bytes(reach) + " after the owner " + how +
                   (let_go_line.empty() ? "" : " at " + let_go_line) + "; view made by " +
                   (view_op.empty() ? "?" : view_op) + (view_line.empty() ? "" : " at " + view_line);

@@ -4,6 +4,7 @@
 // allocates and frees the same amount per step, so its live bytes per site
 // stay flat at the marks.
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "analysis/detector.h"
@@ -41,11 +42,33 @@ GrowthTrend growth_trend(const std::vector<uint64_t>& v, uint64_t min_increases)
 
 namespace {
 
+// An allocation of a site that was still live at a post-warm-up step mark
+// it was made before: what a growth window retains.
+struct Survivor {
+  uint64_t alloc_seq = 0, bytes = 0;
+  size_t sample = 0;  // index into sampled_ of the first mark it survived
+};
+
 struct Site {
   uint64_t stack_id = 0;  // a representative stack of the site
   uint64_t live = 0;
   size_t first_sample = 0;        // index of samples[0] among all samples
   std::vector<uint64_t> samples;  // live bytes at each post-warm-up mark
+  std::unordered_map<uint64_t, Finding::Retained> live_allocs;  // by address
+  std::vector<Survivor> survivors;
+};
+
+// Survivors kept per site: enough to name the holders and fold the same
+// bytes seen by other detectors, bounded for long traces.
+constexpr size_t kMaxSurvivors = 4096;
+
+// A site whose bytes grow, with the window and rises that make it grow.
+struct Growing {
+  size_t site = 0;
+  std::vector<uint64_t> v;  // live bytes at the marks, a leading 0 when first seen late
+  size_t offset = 0;        // sampled_ index of v[0]
+  GrowthTrend trend;
+  std::vector<size_t> rises;  // sampled_ indices at which it rose
 };
 
 class StepGrowth final : public Detector {
@@ -53,14 +76,19 @@ class StepGrowth final : public Detector {
   explicit StepGrowth(const AnalysisOptions& o) : options_(o) {}
 
   void on_alloc(const Model& m, const Allocation& a) override {
-    site(m, a.stack_id).live += a.bytes;
+    Site& s = site(m, a.stack_id);
+    s.live += a.bytes;
+    s.live_allocs[a.address] = {a.at.seq, a.bytes};
   }
   void on_free(const Model& m, const Allocation& a, const Storage*, const When&) override {
     Site& s = site(m, a.stack_id);
     s.live -= std::min(s.live, a.bytes);
+    s.live_allocs.erase(a.address);
   }
 
   void on_step(const Model&, const StepMark& mark) override {
+    const uint64_t previous_mark = last_mark_seq_;
+    last_mark_seq_ = mark.at.seq;
     if (++marks_ <= options_.warmup_steps) return;
     const size_t index = sampled_.size();
     sampled_.push_back(mark);
@@ -70,59 +98,88 @@ class StepGrowth final : public Detector {
         s.first_sample = index;
       }
       s.samples.push_back(s.live);
+      for (const auto& [address, a] : s.live_allocs)
+        if (a.alloc_seq > previous_mark && s.survivors.size() < kMaxSurvivors)
+          s.survivors.push_back({a.alloc_seq, a.bytes, index});
     }
   }
 
   void finish(const Model& m, bool, StackResolver& stacks, std::vector<Finding>& out) override {
+    // Sites that rose at the same marks grew together: one leak (a list of
+    // losses keeps every op's saved tensors of each step), one finding.
+    std::map<std::vector<size_t>, std::vector<Growing>> leaks;
     for (size_t site_index = 0; site_index < sites_.size(); ++site_index) {
       const Site& s = sites_[site_index];
       // A site with no Python frame cannot be placed in the program: a
       // maintainer could not act on it (library workspaces, allocator
       // internals).
       if (s.stack_id == 0 || stacks.user_line(s.stack_id).empty()) continue;
+      Growing g;
+      g.site = site_index;
       // A site first seen after the warm-up starts from zero at the mark
       // before.
-      std::vector<uint64_t> v;
-      size_t offset = s.first_sample;
-      if (offset > 0) {
-        v.push_back(0);
-        --offset;
+      g.offset = s.first_sample;
+      if (g.offset > 0) {
+        g.v.push_back(0);
+        --g.offset;
       }
-      v.insert(v.end(), s.samples.begin(), s.samples.end());
-      const GrowthTrend trend = growth_trend(v, options_.growth_steps);
-      if (!trend.grows) continue;
-      const size_t best_begin = trend.begin, best_len = trend.end - trend.begin;
-      const size_t last = trend.end;
-      const StepMark& from = sampled_[offset + best_begin];
-      const StepMark& to = sampled_[offset + last];
+      g.v.insert(g.v.end(), s.samples.begin(), s.samples.end());
+      g.trend = growth_trend(g.v, options_.growth_steps);
+      if (!g.trend.grows) continue;
+      for (size_t i = g.trend.begin + 1; i <= g.trend.end; ++i)
+        if (g.v[i] > g.v[i - 1]) g.rises.push_back(g.offset + i);
+      leaks[g.rises].push_back(std::move(g));
+    }
+    for (auto& [rises, sites] : leaks) {
+      // The biggest site first: its stack leads the evidence.
+      std::sort(sites.begin(), sites.end(), [](const Growing& a, const Growing& b) {
+        return a.v[a.trend.end] > b.v[b.trend.end];
+      });
+      const Growing& lead = sites.front();
+      const size_t begin = lead.offset + lead.trend.begin, end = lead.offset + lead.trend.end;
+      const StepMark& from = sampled_[begin];
+      const StepMark& to = sampled_[end];
       Finding f;
       f.kind = kStepGrowth;
       f.severity = default_severity(f.kind);
-      f.bytes = v[last] - v[best_begin];
-      f.count = trend.increases;
+      f.count = rises.size();
       f.retained_ns = to.at.time_ns - std::min(to.at.time_ns, from.at.time_ns);
-      const uint64_t per_step = f.bytes / best_len;
-      nlohmann::json steps = nlohmann::json::array(), live = nlohmann::json::array();
-      for (size_t i = best_begin; i <= last; ++i) {
-        steps.push_back(sampled_[offset + i].step);
-        live.push_back(v[i]);
+      uint64_t growth = 0;
+      std::vector<uint64_t> live(end - begin + 1, 0);
+      nlohmann::json stack_list = nlohmann::json::array(), roles = nlohmann::json::array();
+      for (const Growing& g : sites) {
+        // Retained: what the sites held at the window's last mark.
+        f.bytes += g.v[g.trend.end];
+        growth += g.v[g.trend.end] - g.v[g.trend.begin];
+        for (size_t i = begin; i <= end; ++i)
+          if (i >= g.offset && i - g.offset < g.v.size()) live[i - begin] += g.v[i - g.offset];
+        for (const Survivor& sv : sites_[g.site].survivors)
+          if (sv.sample > begin && sv.sample <= end) f.retains.push_back({sv.alloc_seq, sv.bytes});
+        if (stack_list.size() < 8) {
+          stack_list.push_back(stacks.frames(sites_[g.site].stack_id));
+          roles.push_back("allocation");
+        }
       }
-      for (const auto& [address, a] : m.allocations) {
-        auto it = site_of_stack_.find(a.stack_id);
-        if (it != site_of_stack_.end() && it->second == site_index)
-          f.retains.push_back({a.at.seq, a.bytes});
-      }
+      const uint64_t per_step = growth / std::max<size_t>(1, rises.size());
+      nlohmann::json steps = nlohmann::json::array();
+      for (size_t i = begin; i <= end; ++i) steps.push_back(sampled_[i].step);
+      nlohmann::json lines = nlohmann::json::array();
+      for (const Growing& g : sites) lines.push_back(stacks.user_line(sites_[g.site].stack_id));
       f.evidence["steps"] = steps;
       f.evidence["live_bytes"] = live;
       f.evidence["bytes_per_step"] = per_step;
-      f.evidence["stacks"] = nlohmann::json::array({stacks.frames(s.stack_id)});
-      f.evidence["stack_roles"] = {"allocation"};
-      const std::string line = stacks.user_line(s.stack_id);
-      f.message = "live bytes allocated at " +
-                  (line.empty() ? std::string("an unknown site") : line) + " grew by " +
-                  format_bytes(per_step) + " per step over " + std::to_string(best_len) +
-                  " steps, rising at " + std::to_string(trend.increases) + " of them (steps " + std::to_string(from.step) + ".." + std::to_string(to.step) +
-                  ", " + format_bytes(f.bytes) + " in all)";
+      f.evidence["growth_bytes"] = growth;
+      f.evidence["sites"] = lines;
+      f.evidence["stacks"] = stack_list;
+      f.evidence["stack_roles"] = roles;
+      const std::string line = stacks.user_line(sites_[lead.site].stack_id);
+      f.message = "live bytes allocated at " + line +
+                  (sites.size() > 1 ? " and " + std::to_string(sites.size() - 1) + " other site(s)"
+                                    : std::string()) +
+                  " grew by " + format_bytes(per_step) + " per rising step, rising at " +
+                  std::to_string(rises.size()) + " of " + std::to_string(end - begin) +
+                  " steps (steps " + std::to_string(from.step) + ".." + std::to_string(to.step) +
+                  "), " + format_bytes(f.bytes) + " held at step " + std::to_string(to.step);
       out.push_back(std::move(f));
     }
   }
@@ -143,7 +200,7 @@ class StepGrowth final : public Detector {
   }
 
   AnalysisOptions options_;
-  uint64_t marks_ = 0;
+  uint64_t marks_ = 0, last_mark_seq_ = 0;
   std::vector<StepMark> sampled_;
   std::vector<Site> sites_;
   std::unordered_map<uint64_t, size_t> site_of_stack_;

@@ -124,6 +124,9 @@ class UnwaitedCollective final : public Detector {
     std::map<std::string, Group> groups;
     for (auto& [id, i] : issues_) {
       if (i.parent != 0) continue;
+      // Waited after its step: the memory was released by the wait, and a
+      // read before it is use_before_wait's finding. Not a bug on its own.
+      if (i.program_wait.seq) continue;
       // Unflagged roots reached the end of the trace without a program
       // wait (a prompt one would have dropped them).
       const char* released_by = i.program_wait.seq ? "wait"

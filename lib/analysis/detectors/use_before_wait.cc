@@ -80,8 +80,10 @@ class UseBeforeWait final : public Detector {
     // around an op dispatched to a Python mode, with the op's arguments)
     // is that same read, or no read when the outer op is a view or the
     // collective itself.
-    const bool nested = !open.empty();
-    open.push_back(r.op_id);
+    // A user-scope range (`Optimizer.step#SGD.step`, a record_function
+    // label) is no op: the ops inside it are the program's reads.
+    const bool nested = std::any_of(open.begin(), open.end(), [](const OpenOp& o) { return o.reads; });
+    open.push_back({r.op_id, name.find("::") != std::string_view::npos});
     if (nested || is_collective_op(name) || is_view_op(name) ||
         (by_storage_.empty() && by_tensor_.empty()))
       return;
@@ -113,7 +115,7 @@ class UseBeforeWait final : public Detector {
     auto& open = it->second;
     // Pop to the op that ended: a lost op_end must not wedge the stack.
     for (size_t i = open.size(); i-- > 0;) {
-      if (open[i] == r.op_id) {
+      if (open[i].op_id == r.op_id) {
         open.resize(i);
         break;
       }
@@ -155,7 +157,11 @@ class UseBeforeWait final : public Detector {
 
  private:
   std::unordered_map<uint64_t, uint64_t> by_storage_, by_tensor_;  // -> collective id
-  std::unordered_map<uint64_t, std::vector<uint64_t>> open_;       // open op ids per stream
+  struct OpenOp {
+    uint64_t op_id;
+    bool reads;  // a dispatcher op, not a user-scope range
+  };
+  std::unordered_map<uint64_t, std::vector<OpenOp>> open_;  // open ops per stream
   std::vector<Use> uses_;
   uint64_t total_ = 0;
 };
