@@ -51,6 +51,9 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
     if (s.holds_allocations) {
       ++out.cached_segments;
       out.cached_segment_bytes += s.bytes;
+    } else {
+      ++out.raw_segments;
+      out.raw_segment_bytes += s.bytes;
     }
   return out;
 }

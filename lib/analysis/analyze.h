@@ -25,6 +25,8 @@ struct ProcessAnalysis {
   // Device segments still held at the end that held allocator blocks: the
   // caching allocator's cache, not a leak of the program.
   uint64_t cached_segments = 0, cached_segment_bytes = 0;
+  // Raw CUDA segments (no allocator block inside) still held at the end.
+  uint64_t raw_segments = 0, raw_segment_bytes = 0;
   // c10d collectives that C++ code issued and waited (DDP's reducer):
   // recorded, their waits not judged.
   uint64_t collectives_waited_in_cxx = 0;

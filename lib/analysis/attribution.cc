@@ -101,22 +101,22 @@ std::string generalize(const std::string& path) {
 }  // namespace
 
 void name_holders(std::vector<Finding>& findings,
-                  const std::unordered_map<uint64_t, std::string>& holder_of_alloc) {
+                  const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc) {
   if (holder_of_alloc.empty()) return;
   for (Finding& f : findings) {
     struct Holder {
       std::string example;
-      uint64_t bytes = 0, allocations = 0;
+      uint64_t bytes = 0, allocations = 0, step = 0;
     };
     std::vector<std::pair<std::string, Holder>> holders;  // in first-seen order
     for (const Finding::Retained& r : f.retains) {
       auto it = holder_of_alloc.find(r.alloc_seq);
       if (it == holder_of_alloc.end()) continue;
-      const std::string key = generalize(it->second);
+      const std::string key = generalize(it->second.path);
       auto h = std::find_if(holders.begin(), holders.end(),
                             [&](const auto& e) { return e.first == key; });
       if (h == holders.end()) {
-        holders.push_back({key, Holder{it->second}});
+        holders.push_back({key, Holder{it->second.path, 0, 0, it->second.step}});
         h = holders.end() - 1;
       }
       h->second.bytes += r.bytes;
@@ -131,10 +131,13 @@ void name_holders(std::vector<Finding>& findings,
       list.push_back({{"path", key},
                       {"example", h.example},
                       {"bytes", h.bytes},
-                      {"allocations", h.allocations}});
+                      {"allocations", h.allocations},
+                      {"walk_step", h.step}});
     }
     f.evidence["held_by"] = std::move(list);
-    f.message += "; held by " + holders.front().first;
+    // A residual view's holder is its view (evidence.tensors); the paths
+    // are where the program reached that memory when it was walked.
+    if (f.kind != kResidualView) f.message += "; held by " + holders.front().first;
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/finding.h"
+#include "analysis/model.h"
 
 namespace memlife::analysis {
 
@@ -28,6 +29,6 @@ void attribute_retained_memory(std::vector<Finding>& findings);
 // it retains (evidence.held_by, grouped with list indices and dict keys as
 // `[*]`), and names the first in its message.
 void name_holders(std::vector<Finding>& findings,
-                  const std::unordered_map<uint64_t, std::string>& holder_of_alloc);
+                  const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc);
 
 }  // namespace memlife::analysis

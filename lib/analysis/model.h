@@ -117,6 +117,13 @@ struct Segment {
   bool holds_allocations = false;  // an alloc record fell inside it
 };
 
+// A Python reference path that reached an allocation, and the step of the
+// walk that found it.
+struct HolderPath {
+  std::string path;
+  uint64_t step = 0;
+};
+
 struct StepMark {
   uint64_t step = 0;
   When at;
@@ -145,13 +152,17 @@ struct Model {
   std::vector<StepMark> steps;
   uint64_t current_step = 0;
   uint64_t allocation_count = 0;
+  // A framework's device allocator (torch's caching allocator) handed out
+  // device memory: the process runs a framework whose libraries (cuBLAS,
+  // NCCL, cuDNN, the pinned host allocator) also take raw CUDA memory.
+  bool device_allocator_seen = false;
   uint64_t live_bytes = 0, peak_bytes = 0, peak_since_step = 0;
   std::unordered_map<int64_t, uint64_t> live_bytes_by_device;
   uint64_t records = 0;
   uint64_t ops_begun = 0;
   // The Python reference path that reached each allocation (by its
   // allocation sequence number) when the program's holders were walked.
-  std::unordered_map<uint64_t, std::string> holder_of_alloc;
+  std::unordered_map<uint64_t, HolderPath> holder_of_alloc;
   // c10d collectives C++ code issued and waited (issued_by_cxx).
   uint64_t collectives_waited_in_cxx = 0;
   Census census;  // the census being read; valid while in_census

@@ -131,6 +131,7 @@ void Replayer::on_alloc(const format::AllocRecord& r, const When& at) {
   Allocation& a = m.allocations[r.address];
   a = Allocation{r.address, r.bytes, r.device, r.stack_id, r.op_string, at, 0};
   ++m.allocation_count;
+  if (r.device >= 0) m.device_allocator_seen = true;
   m.live_bytes += r.bytes;
   m.live_bytes_by_device[r.device] += r.bytes;
   m.peak_bytes = std::max(m.peak_bytes, m.live_bytes);
@@ -359,10 +360,12 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
   }
   if (r.kind == MarkKind::kHolder) {
     // Keyed by the allocation live at that address now, so a later
-    // allocation at the same address does not inherit the path.
+    // allocation at the same address does not inherit the path; the latest
+    // walk wins (closest to the state a finding describes).
     auto a = m.allocations.find(r.address);
     if (a != m.allocations.end())
-      m.holder_of_alloc.try_emplace(a->second.at.seq, std::string(m.str(r.label_string)));
+      m.holder_of_alloc.insert_or_assign(a->second.at.seq,
+                                         HolderPath{std::string(m.str(r.label_string)), r.step});
     return;
   }
   for (Detector* d : detectors_) d->on_mark(m, r, at);

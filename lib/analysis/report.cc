@@ -40,6 +40,8 @@ json process_json(const ProcessAnalysis& p) {
             {"collectives_waited_in_cxx", p.collectives_waited_in_cxx},
             {"live_bytes_at_end", p.final_live_bytes},
             {"cached_segments", {{"count", p.cached_segments}, {"bytes", p.cached_segment_bytes}}},
+            {"raw_device_segments_at_exit",
+             {{"count", p.raw_segments}, {"bytes", p.raw_segment_bytes}}},
             {"per_step", steps}};
   if (p.truncated) j["stop_reason"] = p.stop_reason;
   if (!p.still_reachable_at_exit.is_null()) j["still_reachable_at_exit"] = p.still_reachable_at_exit;

@@ -44,6 +44,26 @@ def _is_program_module(module) -> bool:
     return not path.startswith(_LIBRARY_ROOTS) and "-packages" + os.sep not in path
 
 
+_CO_OPTIMIZED = 0x1  # a function's frame: its locals live in the frame, not in a dict
+
+
+def _frame_locals(frame):
+    """(name, value) of a frame's locals without keeping them alive.
+
+    Before Python 3.13, reading `frame.f_locals` of a function's frame fills
+    a dict that stays attached to the frame until the next read: the locals
+    of that moment would outlive their step (a whole batch's activations).
+    Unless the program holds that dict itself (`locals()`), it is emptied
+    again right away. Module and class frames' f_locals are their real
+    namespace and are never touched."""
+    locals_ = frame.f_locals
+    items = list(locals_.items())
+    if (frame.f_code.co_flags & _CO_OPTIMIZED and sys.version_info < (3, 13)
+            and type(locals_) is dict and sys.getrefcount(locals_) <= 3):
+        locals_.clear()
+    return items
+
+
 def _key_text(key) -> str:
     if isinstance(key, (str, int, float, bool)) or key is None:
         text = repr(key)
@@ -63,13 +83,24 @@ class _Walk:
         self._keep = []  # objects whose ids are in seen_ids stay alive meanwhile
 
     def push(self, obj, path):
-        if obj is None or isinstance(obj, _SKIP_TYPES):
+        if obj is None:
+            return
+        if isinstance(obj, _SKIP_TYPES) and not self.program_class(obj):
             return
         if id(obj) in self.seen_ids:
             return
         self.seen_ids.add(id(obj))
         self._keep.append(obj)
         self.queue.append((obj, path))
+
+    @staticmethod
+    def program_class(obj) -> bool:
+        # The program's own classes: their attributes (a class-level cache,
+        # an lru_cache on a method) can hold tensors.
+        if not isinstance(obj, type):
+            return False
+        module = sys.modules.get(getattr(obj, "__module__", "") or "")
+        return module is not None and (module.__name__ == "__main__" or _is_program_module(module))
 
     def run(self):
         while self.queue and self.visited < MAX_OBJECTS:
@@ -168,19 +199,25 @@ class _Walk:
         if isinstance(obj, types.FrameType):
             self.frame(obj, path)
             return
+        if isinstance(obj, type):
+            for k, v in list(vars(obj).items()):
+                if not k.startswith("__"):
+                    self.push(v, f"{obj.__qualname__}.{k}")
+            return
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
             for k, v in list(attrs.items()):
                 if k in ("_parameters", "_buffers", "_modules") and isinstance(obj, torch.nn.Module):
                     continue
                 self.push(v, f"{path}.{k}")
-            return
-        # Containers of C types (a functools cache, a cell): their referents.
+        # What a C type holds (an lru_cache's cache, a cell): its referents.
+        # For a plain object these are its __dict__ (already walked) and
+        # its class.
         for v in gc.get_referents(obj):
             self.push(v, f"{path}.<{type(obj).__name__}>")
 
     def frame(self, frame, path):
-        for k, v in list(frame.f_locals.items()):
+        for k, v in _frame_locals(frame):
             self.push(v, f"{path}.{k}")
 
 
@@ -197,8 +234,8 @@ def walk(torch, emit) -> int:
         while frame is not None and depth < 64:
             code = frame.f_code
             program = not os.path.realpath(code.co_filename).startswith(_LIBRARY_ROOTS)
-            if program and frame.f_locals is not main_globals:
-                for k, v in list(frame.f_locals.items()):
+            if program and not (frame.f_globals is main_globals and code.co_name == "<module>"):
+                for k, v in _frame_locals(frame):
                     w.push(v, f"{code.co_name}().{k}")
             frame = frame.f_back
             depth += 1
@@ -253,6 +290,8 @@ def install(lib) -> bool:
     global _installed
     if _installed:
         return True
+    if os.environ.get("MEMLIFE_HOLDERS", "1") == "0":
+        return False
     module = sys.modules.get(_OPTIMIZER_MODULE)
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is None:

@@ -94,18 +94,15 @@ TEST(RawDeviceLeaks, UnfreedCudaMallocsAreLeaksCachedSegmentsAreNot) {
   for (uint64_t i = 0; i < 5; ++i) s.segment(0x7f0000000000 + i * 8 * kMiB, (i + 1) * kMiB);
   s.segment(0x7f0000000000 + 3 * 8 * kMiB, 4 * kMiB, false);
   s.segment(0x7f0000000000 + 4 * 8 * kMiB, 5 * kMiB, false);
-  // A torch caching-allocator segment: a block was carved out of it.
-  s.segment(0x7e0000000000, 20 * kMiB);
-  s.alloc(0x7e0000000000 + 512, kMiB, 0, 0);
-  s.free(0x7e0000000000 + 512);
+  // No framework allocator in this program (a torch process's raw segments
+  // are the libraries': LeakedAtExit.RawSegmentsUnderTheCachingAllocator...).
   const ProcessAnalysis p = s.analyze();
   const auto found = of_kind(p, kLeakedAtExit);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].evidence["memory"], "raw_device");
   EXPECT_EQ(found[0].count, 3u);
   EXPECT_EQ(found[0].bytes, 6 * kMiB);  // compute-sanitizer: 6291456 bytes in 3 allocations
-  EXPECT_EQ(p.cached_segments, 1u);
-  EXPECT_EQ(p.cached_segment_bytes, 20 * kMiB);
+  EXPECT_EQ(p.raw_segment_bytes, 6 * kMiB);
 }
 
 TEST(RawDeviceLeaks, TruncatedTraceReportsNoLeak) {

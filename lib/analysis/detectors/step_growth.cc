@@ -56,6 +56,11 @@ struct Site {
   std::vector<uint64_t> samples;  // live bytes at each post-warm-up mark
   std::unordered_map<uint64_t, Finding::Retained> live_allocs;  // by address
   std::vector<Survivor> survivors;
+  // After the last mark: the site's live bytes when the first allocation
+  // that had survived that mark was freed (the program letting go of what
+  // it kept, typically when the function holding it returns).
+  bool tail_seen = false;
+  uint64_t tail_live = 0;
 };
 
 // Survivors kept per site: enough to name the holders and fold the same
@@ -76,23 +81,37 @@ class StepGrowth final : public Detector {
   explicit StepGrowth(const AnalysisOptions& o) : options_(o) {}
 
   void on_alloc(const Model& m, const Allocation& a) override {
-    Site& s = site(m, a.stack_id);
+    const size_t index = site_index(m, a.stack_id);
+    Site& s = sites_[index];
     s.live += a.bytes;
     s.live_allocs[a.address] = {a.at.seq, a.bytes};
+    if (a.stack_id == 0) unplaced_.push_back(a.address);
   }
   void on_free(const Model& m, const Allocation& a, const Storage*, const When&) override {
-    Site& s = site(m, a.stack_id);
+    // The site it was counted in: an allocation made without a stack may
+    // have been lent its tensor's stack since (Replayer::on_tensor).
+    Site* found = nullptr;
+    for (size_t index : {site_index(m, a.stack_id), site_index(m, 0)})
+      if (sites_[index].live_allocs.count(a.address)) found = &sites_[index];
+    if (found == nullptr) return;
+    Site& s = *found;
+    if (!s.tail_seen && a.at.seq < last_mark_seq_) {
+      s.tail_seen = true;
+      s.tail_live = s.live;
+    }
     s.live -= std::min(s.live, a.bytes);
     s.live_allocs.erase(a.address);
   }
 
-  void on_step(const Model&, const StepMark& mark) override {
+  void on_step(const Model& m, const StepMark& mark) override {
+    place_lent_stacks(m);
     const uint64_t previous_mark = last_mark_seq_;
     last_mark_seq_ = mark.at.seq;
     if (++marks_ <= options_.warmup_steps) return;
     const size_t index = sampled_.size();
     sampled_.push_back(mark);
     for (Site& s : sites_) {
+      s.tail_seen = false;
       if (s.samples.empty()) {
         if (s.live == 0) continue;
         s.first_sample = index;
@@ -148,8 +167,14 @@ class StepGrowth final : public Detector {
       std::vector<uint64_t> live(end - begin + 1, 0);
       nlohmann::json stack_list = nlohmann::json::array(), roles = nlohmann::json::array();
       for (const Growing& g : sites) {
-        // Retained: what the sites held at the window's last mark.
-        f.bytes += g.v[g.trend.end];
+        // Retained: what the sites held at the window's last mark, or
+        // after the last mark of all, what they held when the program let
+        // go (what it appended after that mark counts too).
+        const Site& site = sites_[g.site];
+        uint64_t held = g.v[g.trend.end];
+        if (g.offset + g.trend.end + 1 == sampled_.size())
+          held = std::max(held, site.tail_seen ? site.tail_live : site.live);
+        f.bytes += held;
         growth += g.v[g.trend.end] - g.v[g.trend.begin];
         for (size_t i = begin; i <= end; ++i)
           if (i >= g.offset && i - g.offset < g.v.size()) live[i - begin] += g.v[i - g.offset];
@@ -185,6 +210,44 @@ class StepGrowth final : public Detector {
   }
 
  private:
+  // Allocations counted without a stack whose tensor has lent them one
+  // since: move them to that site before sampling.
+  void place_lent_stacks(const Model& m) {
+    if (unplaced_.empty()) return;
+    const size_t none = site_index(m, 0);
+    std::vector<uint64_t> still;
+    for (uint64_t address : unplaced_) {
+      auto live = sites_[none].live_allocs.find(address);
+      if (live == sites_[none].live_allocs.end()) continue;  // freed meanwhile
+      auto a = m.allocations.find(address);
+      if (a == m.allocations.end() || a->second.stack_id == 0) {
+        still.push_back(address);
+        continue;
+      }
+      const Finding::Retained r = live->second;
+      sites_[none].live -= std::min(sites_[none].live, r.bytes);
+      sites_[none].live_allocs.erase(live);
+      Site& to = sites_[site_index(m, a->second.stack_id)];
+      to.live += r.bytes;
+      to.live_allocs[address] = r;
+    }
+    unplaced_ = std::move(still);
+  }
+
+  size_t site_index(const Model& m, uint64_t stack_id) {
+    auto it = site_of_stack_.find(stack_id);
+    if (it != site_of_stack_.end()) return it->second;
+    std::string key = stack_key(m, stack_id);
+    auto [k, fresh] = site_of_key_.try_emplace(std::move(key), sites_.size());
+    if (fresh) {
+      Site site;
+      site.stack_id = stack_id;
+      sites_.push_back(std::move(site));
+    }
+    site_of_stack_[stack_id] = k->second;
+    return k->second;
+  }
+
   Site& site(const Model& m, uint64_t stack_id) {
     auto it = site_of_stack_.find(stack_id);
     if (it != site_of_stack_.end()) return sites_[it->second];
@@ -205,6 +268,7 @@ class StepGrowth final : public Detector {
   std::vector<Site> sites_;
   std::unordered_map<uint64_t, size_t> site_of_stack_;
   std::unordered_map<std::string, size_t> site_of_key_;
+  std::vector<uint64_t> unplaced_;  // addresses counted in the stackless site
 };
 
 }  // namespace

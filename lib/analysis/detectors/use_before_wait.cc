@@ -53,7 +53,7 @@ bool is_collective_op(std::string_view name) {
 namespace {
 
 struct Use {
-  uint64_t op_string = 0, stack_id = 0, tensor_id = 0;
+  uint64_t op_string = 0, stack_id = 0, tensor_id = 0, storage_id = 0;
   uint64_t collective_op = 0, collective_stack = 0, bytes = 0;
   When at;
 };
@@ -102,10 +102,10 @@ class UseBeforeWait final : public Detector {
       ++total_;
       if (uses_.size() < 4096) {
         const Storage* st = m.storage(s);
-        uses_.push_back({r.name_string, r.stack_id, t, c->second.op_string, c->second.stack_id,
-                         st ? st->bytes : c->second.bytes, at});
+        uses_.push_back({r.name_string, r.stack_id, t, s, c->second.op_string,
+                         c->second.stack_id, st ? st->bytes : c->second.bytes, at});
       }
-      break;
+      // Every pending input: a foreach op reads all the gradients at once.
     }
   }
 
@@ -123,34 +123,69 @@ class UseBeforeWait final : public Detector {
   }
 
   void finish(const Model& m, bool, StackResolver& stacks, std::vector<Finding>& out) override {
+    // One finding per issue site: every read before the wait of the
+    // collectives issued there is one missing (or misplaced) wait.
     std::map<std::string, std::vector<const Use*>> groups;
     for (const Use& u : uses_)
-      groups[std::string(m.str(u.op_string)) + "|" + stacks.key(u.stack_id) + "|" +
-             std::string(m.str(u.collective_op))]
-          .push_back(&u);
+      groups[std::string(m.str(u.collective_op)) + "|" + stacks.key(u.collective_stack)].push_back(&u);
     for (auto& [key, us] : groups) {
       const Use& u = *us.front();
       Finding f;
       f.kind = kUseBeforeWait;
       f.severity = default_severity(f.kind);
       f.count = us.size();
-      f.bytes = u.bytes;
+      // Bytes: the distinct storages read before their wait in one step,
+      // the most in any step.
+      std::map<uint64_t, std::map<uint64_t, uint64_t>> by_step;  // step -> storage -> bytes
       std::vector<uint64_t> steps;
-      for (const Use* x : us) steps.push_back(x->at.step);
+      std::vector<const Use*> reads;  // one per read site
+      std::vector<std::string> read_keys;
+      for (const Use* x : us) {
+        by_step[x->at.step][x->storage_id ? x->storage_id : x->tensor_id] = x->bytes;
+        steps.push_back(x->at.step);
+        std::string read_key = std::string(m.str(x->op_string)) + "|" + stacks.key(x->stack_id);
+        if (std::find(read_keys.begin(), read_keys.end(), read_key) == read_keys.end()) {
+          read_keys.push_back(std::move(read_key));
+          reads.push_back(x);
+        }
+      }
+      for (const auto& [step, storages] : by_step) {
+        uint64_t sum = 0;
+        for (const auto& [id, bytes] : storages) sum += bytes;
+        f.bytes = std::max(f.bytes, sum);
+      }
       std::sort(steps.begin(), steps.end());
       steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-      const std::string op(m.str(u.op_string)), cop(m.str(u.collective_op));
-      f.evidence["op"] = op;
+      const std::string cop(m.str(u.collective_op));
+      nlohmann::json read_list = nlohmann::json::array();
+      nlohmann::json stack_list = nlohmann::json::array();
+      nlohmann::json roles = nlohmann::json::array();
+      std::string read_text;
+      for (const Use* r : reads) {
+        const std::string op(m.str(r->op_string)), line = stacks.user_line(r->stack_id);
+        if (read_list.size() < 8) {
+          read_list.push_back({{"op", op}, {"line", line}, {"stack", stacks.frames(r->stack_id)}});
+          stack_list.push_back(stacks.frames(r->stack_id));
+          roles.push_back("use");
+        }
+        if (read_text.size() < 200)
+          read_text += (read_text.empty() ? "" : ", ") + op + (line.empty() ? "" : " at " + line);
+      }
+      stack_list.push_back(stacks.frames(u.collective_stack));
+      roles.push_back("issue");
+      f.evidence["op"] = std::string(m.str(u.op_string));
       f.evidence["collective_op"] = cop;
+      f.evidence["reads"] = read_list;
       f.evidence["tensors"] = nlohmann::json::array({{{"tensor_id", u.tensor_id}}});
       f.evidence["steps"] = steps;
-      f.evidence["stacks"] =
-          nlohmann::json::array({stacks.frames(u.stack_id), stacks.frames(u.collective_stack)});
-      f.evidence["stack_roles"] = {"use", "issue"};
+      f.evidence["stacks"] = stack_list;
+      f.evidence["stack_roles"] = roles;
       if (total_ > uses_.size()) f.evidence["uses_not_listed"] = total_ - uses_.size();
-      const std::string line = stacks.user_line(u.stack_id);
-      f.message = op + " read the output of " + cop + " before it was waited (" +
-                  std::to_string(f.count) + " time(s))" + (line.empty() ? "" : " at " + line);
+      const std::string issue_line = stacks.user_line(u.collective_stack);
+      f.message = read_text + " read the output of " + cop +
+                  (issue_line.empty() ? "" : " issued at " + issue_line) +
+                  " before it was waited (" + std::to_string(f.count) + " read(s), " +
+                  std::to_string(steps.size()) + " step(s))";
       out.push_back(std::move(f));
     }
   }

@@ -1,0 +1,117 @@
+# memlife-corpus: expect=step_growth
+# source: https://github.com/pytorch/pytorch/issues/836
+# Summary: "Exploding RAM with simple code": a loop that only stores VGG
+# (torchvision) outputs in a list needs GBs; soumith: "you are holding on to
+# intermediate states of the vgg graph over each forward" -- outputs computed
+# with autograd on keep the whole graph; store .data / run without grad.
+#
+# Here a torchvision ResNet-18 is fine-tuned; after each optimizer step a
+# probe batch is embedded through a forward hook on layer4 that appends the
+# hooked output to a list. The probe runs with autograd on and is never
+# backwarded, so every stored output keeps the probe's whole graph and the
+# activations it saved. --fixed: the probe runs under torch.no_grad() and the
+# hook keeps only a float summary.
+import json
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torchvision
+
+STEPS = 10
+
+
+def _write_truth(nbytes, kind):
+    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
+    if path:
+        with open(path, "w") as f:
+            json.dump({"bytes": int(nbytes), "kind": kind}, f)
+
+
+def _graph_saved_tensors(roots):
+    out, seen, stack, keep = [], set(), [r for r in roots if r is not None], []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        keep.append(node)
+        for name in dir(node):
+            if not name.startswith("_saved_"):
+                continue
+            try:
+                v = getattr(node, name)
+            except RuntimeError:
+                continue
+            if isinstance(v, torch.Tensor):
+                out.append(v)
+            elif isinstance(v, (tuple, list)):
+                out.extend(t for t in v if isinstance(t, torch.Tensor))
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return out
+
+
+def _held_bytes(model, probe_feats):
+    """Distinct storages the kept probe outputs and their graphs hold."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    params |= {b.untyped_storage().data_ptr() for b in model.buffers()}
+    held = list(probe_feats) + _graph_saved_tensors([t.grad_fn for t in probe_feats])
+    seen = {}
+    for t in held:
+        st = t.untyped_storage()
+        if st.data_ptr() and st.data_ptr() not in params:
+            seen[st.data_ptr()] = st.nbytes()
+    return sum(seen.values())
+
+
+def main():
+    fixed = "--fixed" in sys.argv
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    model = torchvision.models.resnet18(num_classes=10)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    probe_feats = []
+    probe_norms = []
+    probing = [False]
+
+    def keep_features(module, inputs, output):
+        if not probing[0]:
+            return
+        if fixed:
+            probe_norms.append(output.detach().norm().item())
+        else:
+            probe_feats.append(output)  # LEAK-HOLD (output keeps the probe graph)
+
+    model.layer4.register_forward_hook(keep_features)
+    probe_x = None
+    for step in range(STEPS):
+        model.train()
+        x = torch.randn(8, 3, 64, 64, generator=g)
+        y = torch.randint(0, 10, (8,), generator=g)
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        if step == STEPS - 1:
+            # Measured where memlife's growth is measured: at the last
+            # optimizer step (the probe below adds one more after it).
+            retained = _held_bytes(model, probe_feats)
+
+        model.eval()
+        probe_x = torch.randn(4, 3, 64, 64, generator=g)  # LEAK-ALLOC (saved by conv1)
+        probing[0] = True
+        if fixed:
+            with torch.no_grad():
+                model(probe_x)
+        else:
+            model(probe_x)  # LEAK-ALLOC (activations saved by the probe graph)
+        probing[0] = False
+    print("kept %d probe outputs; %d bytes held at the last optimizer step" % (len(probe_feats), retained))
+    _write_truth(retained, "none" if fixed else "step_growth")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+# memlife-corpus: expect=step_growth
+# source: https://github.com/pytorch/pytorch/issues/64586
+# source: https://discuss.pytorch.org/t/calling-loss-backward-reduce-memory-usage/2735
+# Summary: a loss tensor is accumulated across iterations without .item()
+# ("after every epoch, the memory increase ... .item() should be added",
+# #64586). Here it is the periodic held-out loss, computed without
+# torch.no_grad() and never backwarded, so each accumulated term keeps its
+# whole autograd graph and every activation the graph saved (forum #2735:
+# a graph that is not backwarded holds its buffers while the loss lives).
+#
+# Leaky: running_val = running_val + val_loss.  --fixed: += val_loss.item().
+import json
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+STEPS = 12
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(128, 512)
+        self.fc2 = nn.Linear(512, 512)
+        self.fc3 = nn.Linear(512, 10)
+
+    def forward(self, x):
+        h1 = torch.relu(self.fc1(x))  # LEAK-ALLOC (saved by the graph)
+        h2 = torch.relu(self.fc2(h1))  # LEAK-ALLOC (saved by the graph)
+        return self.fc3(h2)
+
+
+def _write_truth(nbytes, kind):
+    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
+    if path:
+        with open(path, "w") as f:
+            json.dump({"bytes": int(nbytes), "kind": kind}, f)
+
+
+def _graph_saved_tensors(roots):
+    """Every tensor an autograd graph still saves: walk grad_fn nodes and
+    read their _saved_* fields (fields freed by a backward raise)."""
+    out, seen, stack = [], set(), [r for r in roots if r is not None]
+    keep = []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        keep.append(node)
+        for name in dir(node):
+            if not name.startswith("_saved_"):
+                continue
+            try:
+                v = getattr(node, name)
+            except RuntimeError:
+                continue
+            if isinstance(v, torch.Tensor):
+                out.append(v)
+            elif isinstance(v, (tuple, list)):
+                out.extend(t for t in v if isinstance(t, torch.Tensor))
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return out
+
+
+def _distinct_bytes(tensors, exclude_ptrs):
+    seen = {}
+    for t in tensors:
+        st = t.untyped_storage()
+        if st.data_ptr() and st.data_ptr() not in exclude_ptrs:
+            seen[st.data_ptr()] = st.nbytes()
+    return sum(seen.values())
+
+
+def main():
+    fixed = "--fixed" in sys.argv
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    model = MLP()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    crit = nn.CrossEntropyLoss()
+    running_val = 0.0
+    for step in range(STEPS):
+        x = torch.randn(64, 128, generator=g)
+        y = torch.randint(0, 10, (64,), generator=g)
+        opt.zero_grad(set_to_none=True)
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+
+        # held-out loss, meant only for logging (no torch.no_grad())
+        xv = torch.randn(256, 128, generator=g)  # LEAK-ALLOC (saved by fc1's graph)
+        yv = torch.randint(0, 10, (256,), generator=g)  # LEAK-ALLOC (saved by nll_loss)
+        val_loss = crit(model(xv), yv)  # LEAK-ALLOC (log_softmax result saved)
+        if fixed:
+            running_val += val_loss.item()
+        else:
+            running_val = running_val + val_loss  # LEAK-HOLD (chains every graph)
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    if isinstance(running_val, torch.Tensor):
+        held = [running_val] + _graph_saved_tensors([running_val.grad_fn])
+    else:
+        held = []
+    retained = _distinct_bytes(held, params)
+    print("mean held-out loss %.4f, retained %d bytes" % (float(running_val.detach() if isinstance(running_val, torch.Tensor) else running_val) / STEPS, retained))
+    _write_truth(retained, "none" if fixed else "step_growth")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""The program corpus as tests: real PyTorch programs under `memlife run`.
+
+Clean programs (tests/corpus/clean, and every leak program's --fixed twin)
+must give no finding at any severity. Each leak program
+(tests/corpus/leaky, one public bug report each, cited in its header) must
+give exactly the one finding its header expects, with the bytes the program
+measures itself (within 5 %), the leaking line in the evidence's stacks and
+the holder named.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import run_corpus
+
+OUT = Path(os.environ.get("MEMLIFE_CORPUS_OUT") or "/tmp/memlife-corpus-tests")
+BYTES_TOLERANCE = 0.05
+
+CLEAN = run_corpus.programs("clean")
+LEAKY = run_corpus.programs("leaky")
+
+
+def _memlife():
+    path = run_corpus.default_memlife()
+    if not path.exists():
+        pytest.skip(f"memlife not built ({path})")
+    return path
+
+
+def _report(prog):
+    result = run_corpus.run_one(prog, _memlife(), OUT)
+    assert result["exit"] == 0, result.get("run_stderr_tail")
+    assert result["analyze_exit"] == 0, result.get("analyze_stderr_tail")
+    return result, json.loads(Path(result["report"]).read_text())
+
+
+def _describe(report):
+    return [f"{f['kind']} {f['severity']} {f['bytes']} B: {f['message']}" for f in report["findings"]]
+
+
+def _marked_lines(path, marker):
+    return {n for n, text in enumerate(path.read_text().splitlines(), 1) if marker in text}
+
+
+def _stack_lines(finding, path):
+    lines = set()
+    for stack in finding["evidence"].get("stacks", []):
+        for frame in stack:
+            if frame.get("file") and Path(frame["file"]).name == path.name:
+                lines.add(frame.get("line"))
+    for tensor in finding["evidence"].get("tensors", []):
+        for frame in tensor.get("stack", []):
+            if frame.get("file") and Path(frame["file"]).name == path.name:
+                lines.add(frame.get("line"))
+    return lines
+
+
+CLEAN_CASES = sorted(CLEAN) + sorted(n for n, p in LEAKY.items() if not p.expect)
+
+
+@pytest.mark.parametrize("name", CLEAN_CASES)
+def test_clean_program_has_no_finding(name):
+    prog = CLEAN.get(name) or LEAKY[name]
+    _, report = _report(prog)
+    assert report["findings"] == [], _describe(report)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in LEAKY.items() if p.expect))
+def test_leak_program_gives_its_one_finding(name):
+    prog = LEAKY[name]
+    result, report = _report(prog)
+    findings = report["findings"]
+    assert len(findings) == 1, _describe(report)
+    f = findings[0]
+    assert f["kind"] == prog.expect, _describe(report)
+    truth = result["truth"]
+    assert truth and truth.get("bytes"), "the program wrote no ground truth"
+    # Per rank for collectives: a finding on every rank sums them.
+    per_process = f["bytes"] / max(1, len(f.get("ranks") or [0]))
+    assert abs(per_process - truth["bytes"]) <= BYTES_TOLERANCE * truth["bytes"], (
+        f"memlife {per_process:.0f} B, program measured {truth['bytes']} B: {f['message']}")
+    lines = _stack_lines(f, prog.path)
+    # LEAK-ALLOC, LEAK-HOLD or LEAK-ISSUE (the collective never waited).
+    wanted = _marked_lines(prog.path, "# LEAK-")
+    assert lines & wanted, f"no LEAK-* line of {prog.path.name} in {sorted(lines)}"
+    # The holder: a Python path to the memory, the views that keep it, or
+    # the collective (its Work) and the read.
+    ev = f["evidence"]
+    assert ev.get("held_by") or ev.get("tensors") or ev.get("op"), ev.keys()
