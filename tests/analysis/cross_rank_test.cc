@@ -90,7 +90,7 @@ TEST(CudaWaits, SynchronousCallAdoptsItsNcclLayer) {
 
 TEST(RawDeviceLeaks, UnfreedCudaMallocsAreLeaksCachedSegmentsAreNot) {
   // tests/gpu/leaky_cuda.cu: 5 cudaMallocs of 1..5 MiB, the last two freed.
-  Synth s;
+  Synth s = Synth::without_torch();
   for (uint64_t i = 0; i < 5; ++i) s.segment(0x7f0000000000 + i * 8 * kMiB, (i + 1) * kMiB);
   s.segment(0x7f0000000000 + 3 * 8 * kMiB, 4 * kMiB, false);
   s.segment(0x7f0000000000 + 4 * 8 * kMiB, 5 * kMiB, false);
@@ -106,7 +106,7 @@ TEST(RawDeviceLeaks, UnfreedCudaMallocsAreLeaksCachedSegmentsAreNot) {
 }
 
 TEST(RawDeviceLeaks, TruncatedTraceReportsNoLeak) {
-  Synth s;
+  Synth s = Synth::without_torch();
   s.segment(0x7f0000000000, kMiB);
   EXPECT_TRUE(of_kind(s.analyze(/*clean_end=*/false), kLeakedAtExit).empty());
 }

@@ -371,7 +371,7 @@ TEST(LeakedAtExit, TensorMemoryAtExitIsStillReachable) {
 
 TEST(LeakedAtExit, RawDeviceMemoryNobodyFreedIsLeaked) {
   // A program without a framework allocator (compute-sanitizer's case).
-  Synth s;
+  Synth s = Synth::without_torch();
   s.segment(0x7000000, 1 << 20);  // cudaMalloc, never freed
   s.segment(0x8000000, 1 << 20, false);
   const auto found = of_kind(s.analyze(), kLeakedAtExit);

@@ -16,8 +16,10 @@ namespace memlife::analysis::testing {
 class Synth {
  public:
   explicit Synth(int64_t rank = -1, uint64_t pid = 4242, const std::string& run_id = "run",
-                 uint64_t start_wall_ns = 0)
-      : builder_(header(rank, pid, run_id, start_wall_ns)) {}
+                 uint64_t start_wall_ns = 0, const std::string& torch_version = "2.15.0")
+      : builder_(header(rank, pid, run_id, start_wall_ns, torch_version)) {}
+  // A process without torch (a plain CUDA program).
+  static Synth without_torch() { return Synth(-1, 4242, "run", 0, ""); }
 
   uint64_t str(const std::string& s) {
     for (size_t i = 0; i < strings_.size(); ++i)
@@ -145,14 +147,14 @@ class Synth {
 
  private:
   static format::HeaderFields header(int64_t rank, uint64_t pid, const std::string& run_id,
-                                     uint64_t start_wall_ns) {
+                                     uint64_t start_wall_ns, const std::string& torch_version) {
     format::HeaderFields h;
     h.pid = pid;
     h.rank = rank;
     h.host = "testhost";
     h.run_id = run_id;
     h.start_wall_ns = start_wall_ns;
-    h.torch_version = "2.15.0";
+    h.torch_version = torch_version;
     h.start_monotonic_ns = 1'000'000;
     return h;
   }

@@ -27,12 +27,12 @@ class LeakedAtExit final : public Detector {
 
  private:
   static void report_raw_segments(const Model& m, std::vector<Finding>& out) {
-    // Under a framework allocator, raw CUDA memory is mostly the libraries'
+    // Under a framework (torch loaded, or its allocator seen), raw CUDA memory is mostly the libraries'
     // own (cuBLAS and NCCL workspaces, torch's pinned host blocks), kept
     // until the process dies, and CUPTI names no caller that would tell a
     // program's own cudaMalloc apart: not judged (counted in the process
     // entry as raw_device_segments_at_exit).
-    if (m.device_allocator_seen) return;
+    if (m.device_allocator_seen || !m.torch_version.empty()) return;
     // One finding per device: CUPTI gives segments no stack.
     std::map<int64_t, std::vector<const Segment*>> by_device;
     for (const auto& [address, s] : m.segments)

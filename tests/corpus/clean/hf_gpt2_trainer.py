@@ -2,6 +2,7 @@
 
 Random initialisation, synthetic token data, CPU only, nothing downloaded.
 """
+import os
 import tempfile
 
 import torch
@@ -39,7 +40,8 @@ def main():
             logging_steps=4,
             save_strategy="no",
             report_to="none",
-            use_cpu=True,
+            # The GPU corpus run (scripts/device/gpu_corpus.sh) sets cuda.
+            use_cpu=os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu") == "cpu",
             dataloader_num_workers=0,
             disable_tqdm=True,
             seed=0,
