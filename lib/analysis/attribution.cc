@@ -1,8 +1,8 @@
 #include "analysis/attribution.h"
 
 #include <algorithm>
-#include <string>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 
 namespace memlife::analysis {
@@ -27,7 +27,8 @@ void attribute_retained_memory(std::vector<Finding>& findings) {
     // left alone.
     return findings[i].evidence_only ? 1000 : r;
   };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return rank(a) < rank(b); });
 
   std::unordered_map<uint64_t, size_t> owner_of;  // allocation seq -> claiming finding
   std::vector<bool> drop(findings.size(), false);

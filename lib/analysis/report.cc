@@ -21,30 +21,31 @@ json process_json(const ProcessAnalysis& p) {
          {"time_ns", s.at.time_ns - std::min(s.at.time_ns, p.header.start_monotonic_ns)},
          {"live_bytes", s.live_bytes},
          {"peak_bytes", s.peak_bytes}});
-  json j = {{"path", p.path},
-            {"pid", p.header.pid},
-            {"rank", rank_json(p.rank)},
-            {"world_size", p.world_size < 0 ? json(nullptr) : json(p.world_size)},
-            {"host", p.header.host},
-            {"run_id", p.header.run_id},
-            {"torch_version", p.torch_version},
-            {"command_line", p.header.command_line},
-            {"steps", p.steps.size()},
-            {"allocations", p.allocations},
-            {"peak_bytes", p.peak_bytes},
-            {"records", p.records},
-            {"records_lost", p.records_lost},
-            {"ooms", p.ooms},
-            {"truncated", p.truncated},
-            {"collectives", p.collectives.size()},
-            {"collectives_waited_in_cxx", p.collectives_waited_in_cxx},
-            {"live_bytes_at_end", p.final_live_bytes},
-            {"cached_segments", {{"count", p.cached_segments}, {"bytes", p.cached_segment_bytes}}},
-            {"raw_device_segments_at_exit",
-             {{"count", p.raw_segments}, {"bytes", p.raw_segment_bytes}}},
-            {"per_step", steps}};
+  json j = {
+      {"path", p.path},
+      {"pid", p.header.pid},
+      {"rank", rank_json(p.rank)},
+      {"world_size", p.world_size < 0 ? json(nullptr) : json(p.world_size)},
+      {"host", p.header.host},
+      {"run_id", p.header.run_id},
+      {"torch_version", p.torch_version},
+      {"command_line", p.header.command_line},
+      {"steps", p.steps.size()},
+      {"allocations", p.allocations},
+      {"peak_bytes", p.peak_bytes},
+      {"records", p.records},
+      {"records_lost", p.records_lost},
+      {"ooms", p.ooms},
+      {"truncated", p.truncated},
+      {"collectives", p.collectives.size()},
+      {"collectives_waited_in_cxx", p.collectives_waited_in_cxx},
+      {"live_bytes_at_end", p.final_live_bytes},
+      {"cached_segments", {{"count", p.cached_segments}, {"bytes", p.cached_segment_bytes}}},
+      {"raw_device_segments_at_exit", {{"count", p.raw_segments}, {"bytes", p.raw_segment_bytes}}},
+      {"per_step", steps}};
   if (p.truncated) j["stop_reason"] = p.stop_reason;
-  if (!p.still_reachable_at_exit.is_null()) j["still_reachable_at_exit"] = p.still_reachable_at_exit;
+  if (!p.still_reachable_at_exit.is_null())
+    j["still_reachable_at_exit"] = p.still_reachable_at_exit;
   if (!p.error.empty()) j["error"] = p.error;
   return j;
 }

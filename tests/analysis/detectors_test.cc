@@ -414,8 +414,10 @@ TEST(StepGrowth, StateMadeOnceAndSawtoothAreSteady) {
   const uint64_t batch = s.stack("train.py", 8, "train");
   for (uint64_t step = 1; step <= 12; ++step) {
     if (step == 4) s.alloc(kA, 1 << 20, state);  // optimizer state, once
-    if (step % 2 == 0) s.alloc(kA + 0x100000, 4096, batch);
-    else if (step > 1) s.free(kA + 0x100000);
+    if (step % 2 == 0)
+      s.alloc(kA + 0x100000, 4096, batch);
+    else if (step > 1)
+      s.free(kA + 0x100000);
     s.step(step);
   }
   EXPECT_TRUE(of_kind(s.analyze(), kStepGrowth).empty());

@@ -27,11 +27,10 @@ class LeakedAtExit final : public Detector {
 
  private:
   static void report_raw_segments(const Model& m, std::vector<Finding>& out) {
-    // Under a framework (torch loaded, or its allocator seen), raw CUDA memory is mostly the libraries'
-    // own (cuBLAS and NCCL workspaces, torch's pinned host blocks), kept
-    // until the process dies, and CUPTI names no caller that would tell a
-    // program's own cudaMalloc apart: not judged (counted in the process
-    // entry as raw_device_segments_at_exit).
+    // Under a framework (torch loaded, or its allocator seen), raw CUDA memory is mostly the
+    // libraries' own (cuBLAS and NCCL workspaces, torch's pinned host blocks), kept until the
+    // process dies, and CUPTI names no caller that would tell a program's own cudaMalloc apart: not
+    // judged (counted in the process entry as raw_device_segments_at_exit).
     if (m.device_allocator_seen || !m.torch_version.empty()) return;
     // One finding per device: CUPTI gives segments no stack.
     std::map<int64_t, std::vector<const Segment*>> by_device;
@@ -81,7 +80,8 @@ nlohmann::json still_reachable_summary(const Model& m, StackResolver& stacks) {
   }
   std::vector<const Site*> top;
   for (const auto& [key, s] : sites) top.push_back(&s);
-  std::sort(top.begin(), top.end(), [](const Site* a, const Site* b) { return a->bytes > b->bytes; });
+  std::sort(top.begin(), top.end(),
+            [](const Site* a, const Site* b) { return a->bytes > b->bytes; });
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < top.size() && i < 8; ++i) {
     const std::string line = stacks.user_line(top[i]->stack_id);

@@ -42,8 +42,8 @@ uint64_t peak_concurrent_bytes(const std::vector<const Episode*>& eps) {
   // after the end.
   std::vector<std::pair<uint64_t, int64_t>> edges;
   for (const Episode* ep : eps) {
-    const uint64_t begin = std::min(ep->let_go_at.seq ? ep->let_go_at.seq : ep->seen_at.seq,
-                                    ep->seen_at.seq);
+    const uint64_t begin =
+        std::min(ep->let_go_at.seq ? ep->let_go_at.seq : ep->seen_at.seq, ep->seen_at.seq);
     edges.push_back({begin, static_cast<int64_t>(ep->bytes)});
     edges.push_back({std::max(ep->end_at.seq, begin) + 1, -static_cast<int64_t>(ep->bytes)});
   }

@@ -85,7 +85,8 @@ class UseBeforeWait final : public Detector {
     // collective itself.
     // A user-scope range (`Optimizer.step#SGD.step`, a record_function
     // label) is no op: the ops inside it are the program's reads.
-    const bool nested = std::any_of(open.begin(), open.end(), [](const OpenOp& o) { return o.reads; });
+    const bool nested =
+        std::any_of(open.begin(), open.end(), [](const OpenOp& o) { return o.reads; });
     open.push_back({r.op_id, name.find("::") != std::string_view::npos});
     if (nested || is_collective_op(name) || is_view_op(name) ||
         (by_storage_.empty() && by_tensor_.empty()))
@@ -130,7 +131,8 @@ class UseBeforeWait final : public Detector {
     // collectives issued there is one missing (or misplaced) wait.
     std::map<std::string, std::vector<const Use*>> groups;
     for (const Use& u : uses_)
-      groups[std::string(m.str(u.collective_op)) + "|" + stacks.key(u.collective_stack)].push_back(&u);
+      groups[std::string(m.str(u.collective_op)) + "|" + stacks.key(u.collective_stack)].push_back(
+          &u);
     for (auto& [key, us] : groups) {
       const Use& u = *us.front();
       Finding f;
