@@ -114,13 +114,8 @@ class _Walk:
                 pass
 
     def tensor(self, t, path):
-        try:
-            ptr = t.untyped_storage().data_ptr()
-        except Exception:
+        if not self.storage(t, path):
             return
-        if ptr and ptr not in self.seen_storages:
-            self.seen_storages.add(ptr)
-            self.emit(ptr, path)
         # .grad of a non-leaf tensor warns: leaves only.
         grad = t.grad if t.is_leaf else None
         if grad is not None:
@@ -148,22 +143,25 @@ class _Walk:
                 except Exception:  # freed by backward, or not a tensor
                     continue
                 if isinstance(value, self.torch.Tensor):
-                    self.tensor_only(value, f"{name}.{attr}")
+                    self.storage(value, f"{name}.{attr}")
                 elif isinstance(value, (tuple, list)):
                     for i, v in enumerate(value):
                         if isinstance(v, self.torch.Tensor):
-                            self.tensor_only(v, f"{name}.{attr}[{i}]")
+                            self.storage(v, f"{name}.{attr}[{i}]")
             for next_node, _ in getattr(node, "next_functions", ()):
                 stack.append(next_node)
 
-    def tensor_only(self, t, path):
+    def storage(self, t, path) -> bool:
+        """Records the path of the tensor's storage when it is the first to
+        reach it; False when the tensor has no storage to name."""
         try:
             ptr = t.untyped_storage().data_ptr()
         except Exception:
-            return
+            return False
         if ptr and ptr not in self.seen_storages:
             self.seen_storages.add(ptr)
             self.emit(ptr, path)
+        return True
 
     def visit(self, obj, path):
         torch = self.torch
