@@ -79,6 +79,7 @@ nlohmann::json still_reachable_summary(const Model& m, StackResolver& stacks) {
     bytes += a.bytes;
   }
   std::vector<const Site*> top;
+  top.reserve(sites.size());
   for (const auto& [key, s] : sites) top.push_back(&s);
   std::sort(top.begin(), top.end(),
             [](const Site* a, const Site* b) { return a->bytes > b->bytes; });

@@ -18,7 +18,7 @@ namespace {
 
 // Unused bytes below which a view that outlived a dead owner is not worth
 // a finding (the plain ZeRO-3 loop's 4 KiB loss buffers).
-constexpr uint64_t kMinWastedBytes = 64 * 1024;
+constexpr uint64_t kMinWastedBytes = uint64_t{64} * 1024;
 
 struct ViewInfo {
   uint64_t tensor_id = 0, op_string = 0, stack_id = 0, flags = 0, reachable = 0;

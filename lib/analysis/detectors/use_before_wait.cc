@@ -197,10 +197,11 @@ class UseBeforeWait final : public Detector {
       f.evidence["stack_roles"] = roles;
       if (total_ > uses_.size()) f.evidence["uses_not_listed"] = total_ - uses_.size();
       const std::string issue_line = stacks.user_line(u.collective_stack);
-      f.message = read_text + " read the output of " + cop +
-                  (issue_line.empty() ? "" : " issued at " + issue_line) +
-                  " before it was waited (" + std::to_string(f.count) + " read(s), " +
-                  std::to_string(steps.size()) + " step(s))";
+      f.message = read_text;
+      f.message += " read the output of " + cop +
+                   (issue_line.empty() ? "" : " issued at " + issue_line) +
+                   " before it was waited (" + std::to_string(f.count) + " read(s), " +
+                   std::to_string(steps.size()) + " step(s))";
       out.push_back(std::move(f));
     }
   }
