@@ -470,6 +470,21 @@ TEST(CollectiveWaits, CollectiveFromTheProgramIsStillJudged) {
   EXPECT_EQ(of_kind(s.analyze(), kUnwaitedCollective).size(), 1u);
 }
 
+TEST(CollectiveWaits, RawNcclCallIsOrderedByItsStream) {
+  // DeepCompile's all-gather: ncclAllGather from a custom op, then work on
+  // the same stream and a final synchronize. Not unwaited, no read before.
+  Synth s;
+  const uint64_t op = s.stack("deepspeed/compile/fx.py", 40, "forward");
+  s.alloc(kA, 4096, 0, 0);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.issue(1, "nccl:AllGather", {1}, 4096, op, kCollectiveAsync | kCollectiveNccl, "");
+  s.op("aten::mm", {1});
+  s.step(1);
+  s.step(2);
+  s.wait(1, {1}, WaitHow::kSynchronize, "cudaDeviceSynchronize");
+  EXPECT_TRUE(s.analyze().findings.empty());
+}
+
 TEST(CollectiveWaits, SynchronousCallCompletesItsNcclLayer) {
   // broadcast_(async_op=False) at init: the NCCL call inside it is done
   // when the c10d call returns; a read after it is no use before wait.

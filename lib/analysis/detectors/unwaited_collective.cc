@@ -29,6 +29,7 @@ struct Issue {
   bool flagged = false;          // not waited by the end of its step
   When program_wait, sync_wait;  // seq 0: none yet
   uint64_t sync_op = 0;
+  uint64_t flags = 0;
   std::vector<Finding::Retained> retains;  // the output storages' allocations
 };
 
@@ -60,6 +61,7 @@ class UnwaitedCollective final : public Detector {
     i.backend_string = c.backend_string;
     i.stack_id = c.stack_id;
     i.issued = c.issued;
+    i.flags = c.flags;
     for (uint64_t s : c.output_storages)
       if (const Storage* st = m.storage(s)) {
         i.bytes += st->bytes;
@@ -124,6 +126,11 @@ class UnwaitedCollective final : public Detector {
     std::map<std::string, Group> groups;
     for (auto& [id, i] : issues_) {
       if (i.parent != 0) continue;
+      // A raw NCCL call no c10d or functional call made (an extension's,
+      // DeepCompile's): ordered by its stream, with nothing that keeps its
+      // buffers alive; later work on the stream, an event wait or a
+      // synchronize is its wait.
+      if (i.flags & kCollectiveNccl) continue;
       // Waited after its step: the memory was released by the wait, and a
       // read before it is use_before_wait's finding. Not a bug on its own.
       if (i.program_wait.seq) continue;

@@ -61,6 +61,10 @@ struct Use {
 class UseBeforeWait final : public Detector {
  public:
   void on_collective_issue(const Model& m, const Collective& c) override {
+    // A raw NCCL call is ordered by its stream: the work queued after it on
+    // that stream (torch's, DeepCompile's) reads after it. Its c10d or
+    // functional caller, when there is one, is tracked on its own.
+    if (c.flags & kCollectiveNccl) return;
     issued_at_[c.id] = c.issued.seq;
     for (uint64_t s : c.output_storages) by_storage_[s] = c.id;
     for (uint64_t t : c.outputs) by_tensor_[t] = c.id;
