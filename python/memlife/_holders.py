@@ -154,6 +154,8 @@ class _Walk:
     def storage(self, t, path) -> bool:
         """Records the path of the tensor's storage when it is the first to
         reach it; False when the tensor has no storage to name."""
+        if type(t) not in (self.torch.Tensor, self.torch.nn.Parameter):
+            return False  # a subclass may dispatch ops (see visit)
         try:
             ptr = t.untyped_storage().data_ptr()
         except Exception:
@@ -166,7 +168,11 @@ class _Walk:
     def visit(self, obj, path):
         torch = self.torch
         if isinstance(obj, torch.Tensor):
-            self.tensor(obj, path)
+            # Plain tensors and parameters only: a subclass (DTensor, a
+            # FakeTensor) may dispatch ops when its storage or grad is read,
+            # and the walk must not run any.
+            if type(obj) in (torch.Tensor, torch.nn.Parameter):
+                self.tensor(obj, path)
             return
         if isinstance(obj, dict):
             for k, v in list(obj.items()):
