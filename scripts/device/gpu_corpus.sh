@@ -8,23 +8,28 @@
 # waited, seed 000's set_data release, a raw-CUDA leak), with memlife's
 # Python hooks on (PYTHONPATH as `memlife run` sets it), and returns the
 # traces in $OUT/gpu_corpus.tar.gz for `memlife analyze` here.
+# ONLY="name ..." records just those scenarios.
 source "$(dirname "$0")/common.sh"
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload
 export STACKS=${STACKS:-python} TMO=${TMO:-300}
+scenario() {
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $1 "* ]]; then return; fi
+  traced "$@"
+}
 
 say clean GPU programs
-traced gpu_train_clean python3 scripts/device/gpu_train_loop.py clean
-MEMLIFE_CORPUS_DEVICE=cuda traced hf_trainer_cuda python3 tests/corpus/clean/hf_gpt2_trainer.py
-traced seed001_waited python3 scripts/device/seed001_collectives.py waited
-traced seed001_compiled python3 scripts/device/seed001_collectives.py compiled
-traced seed000_resize0 python3 scripts/device/seed000_release.py resize0
+scenario gpu_train_clean python3 scripts/device/gpu_train_loop.py clean
+MEMLIFE_CORPUS_DEVICE=cuda scenario hf_trainer_cuda python3 tests/corpus/clean/hf_gpt2_trainer.py
+scenario seed001_waited python3 scripts/device/seed001_collectives.py waited
+scenario seed001_compiled python3 scripts/device/seed001_collectives.py compiled
+scenario seed000_resize0 python3 scripts/device/seed000_release.py resize0
 
 say leaky GPU programs
-traced gpu_train_leak python3 scripts/device/gpu_train_loop.py leak
-traced seed001_unwaited python3 scripts/device/seed001_collectives.py unwaited
-traced seed000_set_data python3 scripts/device/seed000_release.py set_data
+scenario gpu_train_leak python3 scripts/device/gpu_train_loop.py leak
+scenario seed001_unwaited python3 scripts/device/seed001_collectives.py unwaited
+scenario seed000_set_data python3 scripts/device/seed000_release.py set_data
 nvcc -O2 -cudart shared -arch=sm_90 tests/gpu/leaky_cuda.cu -o $B/leaky_cuda_shared
-traced leaky_cuda $B/leaky_cuda_shared
+scenario leaky_cuda $B/leaky_cuda_shared
 
 if [ -x $B/bin/memlife ]; then
   say analyze on the device

@@ -70,6 +70,46 @@ rv = of(findings("seed000_set_data"), "residual_view")
 expect(len(rv) == 1 and rv[0]["bytes"] == 12_595_200, f"seed000_set_data: residual_view, got {rv}")
 expect(not of(findings("seed000_resize0"), "residual_view"), "seed000_resize0: no residual_view")
 
+# The GPU half of the program corpus (scripts/device/gpu_corpus.sh, H200,
+# torch 2.11): what each program must give, all findings counted, so a
+# false finding on a clean GPU program fails here. The leaky programs'
+# bytes are what each program measured and printed itself.
+GPU_CORPUS = {
+    "gpu_train_clean": [],  # GPT-2 (6 layers), AdamW, bf16 autocast, 12 steps
+    "hf_trainer_cuda": [],  # tests/corpus/clean/hf_gpt2_trainer.py on CUDA
+    "seed001_waited": [],
+    "seed001_compiled": [],  # compiled graph, functional all_gather waited
+    "seed000_resize0": [],
+    "gpu_train_leak": [("step_growth", None)],  # keeps its loss tensors; bytes below
+    "seed001_unwaited": [("unwaited_collective", 5 * 4 * 1024 * 1024)],
+    "seed000_set_data": [("residual_view", 12_595_200)],
+    "leaky_cuda": [("leaked_at_exit", 6_291_456)],
+}
+GPU_TRAIN_LEAK_BYTES = 48  # the program printed leaked_bytes 48: 12 losses kept, 4 B each
+
+
+def corpus_findings(name):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([memlife, "analyze", str(traces / "corpus" / name), "-o", out.name],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return json.load(open(out.name))["findings"]
+
+
+for name, wanted in GPU_CORPUS.items():
+    if not (traces / "corpus" / name).is_dir():
+        failures.append(f"corpus/{name}: no trace")
+        continue
+    got = corpus_findings(name)
+    expect([f["kind"] for f in got] == [k for k, _ in wanted],
+           f"corpus/{name}: want {[k for k, _ in wanted]}, got "
+           f"{[(f['kind'], f['bytes'], f['message'][:120]) for f in got]}")
+    for (kind, nbytes), f in zip(wanted, got):
+        if nbytes is None:
+            nbytes = GPU_TRAIN_LEAK_BYTES
+        if nbytes is not None:
+            expect(abs(f["bytes"] - nbytes) <= 0.05 * nbytes,
+                   f"corpus/{name}: {kind} of {f['bytes']} B, the program measured {nbytes} B")
+
 for f in failures:
     print("FAIL:", f)
 print("ok" if not failures else f"{len(failures)} failure(s)")

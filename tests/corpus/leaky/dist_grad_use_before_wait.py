@@ -17,22 +17,15 @@
 # Ground-truth bytes: the gradient bytes read before their all_reduce was
 # waited, per step, on one rank (not a leak: a correctness bug on a
 # collective output).
-import json
-import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+from _truth import write_truth
+
 STEPS = 8
-
-
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path and dist.get_rank() == 0:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
 
 
 def main():
@@ -66,7 +59,7 @@ def main():
             opt.step()
     if rank == 0:
         print("gradient bytes read before wait (last step): %d" % read_before_wait)
-    _write_truth(read_before_wait, "none" if fixed else "use_before_wait")
+    write_truth(read_before_wait, "none" if fixed else "use_before_wait", rank0_only=True)
     dist.barrier()
     dist.destroy_process_group()
 

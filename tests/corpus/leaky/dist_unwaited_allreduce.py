@@ -12,23 +12,16 @@
 # Run: python3 -m torch.distributed.run --standalone --nproc_per_node=2 <file>
 # Leaky: handles kept, never waited.  --fixed: work.wait() before the next
 # step, buffer folded into a running total and dropped.
-import json
-import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+from _truth import write_truth
+
 STEPS = 10
 NCLS = 256
-
-
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path and dist.get_rank() == 0:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
 
 
 def main():
@@ -65,7 +58,7 @@ def main():
     retained = sum(c.untyped_storage().nbytes() for _, c in pending)
     if rank == 0:
         print("unwaited all_reduce handles: %d, %d bytes" % (len(pending), retained))
-    _write_truth(retained, "none" if fixed else "unwaited_collective")
+    write_truth(retained, "none" if fixed else "unwaited_collective", rank0_only=True)
     dist.barrier()
     dist.destroy_process_group()
 

@@ -10,12 +10,12 @@
 #
 # Leaky: errors.append(e).  --fixed: errors.append(str(e)).
 # CPU only; the "OOM" is simulated by a row budget so it is deterministic.
-import json
-import os
 import sys
 
 import torch
 import torch.nn as nn
+
+from _truth import distinct_storage_bytes, storage_ptrs, write_truth
 
 STEPS = 12
 BATCH = 64
@@ -46,29 +46,18 @@ def train_step(model, opt, x, y):
     return loss.item()
 
 
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
-
-
-def _retained_bytes(errors, exclude_ptrs):
-    """Distinct storages bound in the frames the kept tracebacks hold (the
-    catching frame itself is skipped: it is alive anyway)."""
-    seen = {}
+def _traceback_tensors(errors):
+    """The tensors bound in the frames the kept tracebacks hold (the catching
+    frame itself is skipped: it is alive anyway)."""
+    out = []
     for e in errors:
         if not isinstance(e, BaseException):
             continue
         tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
         while tb is not None:
-            for v in list(tb.tb_frame.f_locals.values()):
-                if isinstance(v, torch.Tensor):
-                    st = v.untyped_storage()
-                    if st.data_ptr() and st.data_ptr() not in exclude_ptrs:
-                        seen[st.data_ptr()] = st.nbytes()
+            out.extend(v for v in list(tb.tb_frame.f_locals.values()) if isinstance(v, torch.Tensor))
             tb = tb.tb_next
-    return sum(seen.values())
+    return out
 
 
 def main():
@@ -92,10 +81,9 @@ def main():
             # retry with half-size chunks, as OOM handlers do
             for xc, yc in zip(x.split(ROW_BUDGET), y.split(ROW_BUDGET)):
                 losses.append(train_step(model, opt, xc, yc))
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    retained = _retained_bytes(errors, params)
+    retained = distinct_storage_bytes(_traceback_tensors(errors), storage_ptrs(model.parameters()))
     print("caught %d errors, retained %d bytes" % (len(errors), retained))
-    _write_truth(retained, "none" if fixed else "step_growth")
+    write_truth(retained, "none" if fixed else "step_growth")
 
 
 if __name__ == "__main__":

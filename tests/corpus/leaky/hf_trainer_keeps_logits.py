@@ -11,12 +11,12 @@
 #
 # Leaky: self.kept_logits.append(outputs.logits.detach()).
 # --fixed: keep the step's masked-token accuracy as a float (logits dropped).
-import json
-import os
 import sys
 
 import torch
 from transformers import BertConfig, BertForMaskedLM, Trainer, TrainingArguments
+
+from _truth import distinct_storage_bytes, write_truth
 
 STEPS = 10
 BATCH = 8
@@ -58,13 +58,6 @@ class LogitsKeepingTrainer(Trainer):
         return (outputs.loss, outputs) if return_outputs else outputs.loss
 
 
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
-
-
 def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
@@ -86,12 +79,9 @@ def main():
     )
     trainer = LogitsKeepingTrainer(model=model, args=args, train_dataset=RandomMLM(BATCH * STEPS), fixed=fixed)
     trainer.train()
-    seen = {}
-    for t in trainer.kept_logits:
-        seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-    retained = sum(seen.values())
+    retained = distinct_storage_bytes(trainer.kept_logits)
     print("kept %d logits tensors, %d bytes" % (len(trainer.kept_logits), retained))
-    _write_truth(retained, "none" if fixed else "step_growth")
+    write_truth(retained, "none" if fixed else "step_growth")
 
 
 if __name__ == "__main__":

@@ -12,13 +12,13 @@
 # including the step's 64 x 1024 feature tensor, in on_train_batch_end.
 # --fixed: training_step returns only the loss and the callback keeps
 # loss.item().
-import json
-import os
 import sys
 
 import lightning as L
 import torch
 import torch.nn as nn
+
+from _truth import distinct_storage_bytes, storage_ptrs, write_truth
 
 STEPS = 12
 BATCH = 64
@@ -56,13 +56,6 @@ class OutputsCollector(L.Callback):
             self.outputs.append(outputs)  # LEAK-HOLD (every step's outputs dict)
 
 
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
-
-
 def main():
     fixed = "--fixed" in sys.argv
     L.seed_everything(0, verbose=False)
@@ -76,18 +69,11 @@ def main():
                         enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, callbacks=[collector])
     trainer.fit(model, loader)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen = {}
-    for out in collector.outputs:
-        if isinstance(out, dict):
-            for v in out.values():
-                if isinstance(v, torch.Tensor):
-                    st = v.untyped_storage()
-                    if st.data_ptr() not in params:
-                        seen[st.data_ptr()] = st.nbytes()
-    retained = sum(seen.values())
+    kept = [v for out in collector.outputs if isinstance(out, dict)
+            for v in out.values() if isinstance(v, torch.Tensor)]
+    retained = distinct_storage_bytes(kept, storage_ptrs(model.parameters()))
     print("callback kept %d step outputs, %d bytes" % (len(collector.outputs), retained))
-    _write_truth(retained, "none" if fixed else "step_growth")
+    write_truth(retained, "none" if fixed else "step_growth")
 
 
 if __name__ == "__main__":

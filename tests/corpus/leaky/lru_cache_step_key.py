@@ -12,13 +12,13 @@
 # the cache. Leaky: the cached method.  --fixed: the same computation,
 # uncached (the fix of #149354).
 import functools
-import json
-import os
 import sys
 import weakref
 
 import torch
 import torch.nn as nn
+
+from _truth import distinct_storage_bytes, write_truth
 
 STEPS = 12
 BATCH = 64
@@ -48,13 +48,6 @@ class NoisyMLP(nn.Module):
         return self.fc2(torch.relu(self.fc1(x)) * mask)
 
 
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
-
-
 def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
@@ -68,14 +61,10 @@ def main():
         loss = nn.functional.mse_loss(model(x, step), y)
         loss.backward()
         opt.step()
-    seen = {}
-    for ref in model.masks_made:
-        t = ref()
-        if t is not None:
-            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-    retained = sum(seen.values())
-    print("masks alive: %d, retained %d bytes" % (len(seen), retained))
-    _write_truth(retained, "none" if fixed else "step_growth")
+    alive = [t for t in (ref() for ref in model.masks_made) if t is not None]
+    retained = distinct_storage_bytes(alive)
+    print("masks alive: %d, retained %d bytes" % (len({t.untyped_storage().data_ptr() for t in alive}), retained))
+    write_truth(retained, "none" if fixed else "step_growth")
 
 
 if __name__ == "__main__":

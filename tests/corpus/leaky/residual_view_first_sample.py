@@ -8,12 +8,12 @@
 # Here a training loop keeps the first sample's features of the latest batch
 # for logging. Leaky: feats[0].detach() (a view: 4 KiB used, 512 KiB held).
 # --fixed: feats[0].detach().clone().
-import json
-import os
 import sys
 
 import torch
 import torch.nn as nn
+
+from _truth import write_truth
 
 STEPS = 10
 BATCH = 128
@@ -29,13 +29,6 @@ class Model(nn.Module):
     def forward(self, x):
         feats = torch.relu(self.enc(x))  # LEAK-ALLOC (128 x 1024 fp32 = 512 KiB)
         return self.head(feats), feats
-
-
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
 
 
 def main():
@@ -64,7 +57,7 @@ def main():
     # (the view reaches 4 KiB of it; the rest is the waste)
     retained = st.nbytes() if st.nbytes() > used else 0
     print("snapshot %s uses %d bytes, holds a %d-byte storage" % (tuple(snapshot.shape), used, st.nbytes()))
-    _write_truth(retained, "none" if fixed else "residual_view")
+    write_truth(retained, "none" if fixed else "residual_view")
 
 
 if __name__ == "__main__":

@@ -9,12 +9,12 @@
 #
 # Leaky: last backward with retain_graph=True and losses kept as tensors.
 # --fixed: the last backward frees the graph and the log keeps loss.item().
-import json
-import os
 import sys
 
 import torch
 import torch.nn as nn
+
+from _truth import distinct_storage_bytes, graph_saved_tensors, storage_ptrs, write_truth
 
 STEPS = 12
 
@@ -30,38 +30,6 @@ class Student(nn.Module):
         h1 = torch.tanh(self.l1(x))  # LEAK-ALLOC (saved by tanh and l2)
         h2 = torch.tanh(self.l2(h1))  # LEAK-ALLOC (saved by tanh and out)
         return h1, h2, self.out(h2)
-
-
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
-
-
-def _graph_saved_tensors(roots):
-    out, seen, stack, keep = [], set(), [r for r in roots if r is not None], []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        keep.append(node)
-        for name in dir(node):
-            if not name.startswith("_saved_"):
-                continue
-            try:
-                v = getattr(node, name)
-            except RuntimeError:  # freed by a backward without retain_graph
-                continue
-            if isinstance(v, torch.Tensor):
-                out.append(v)
-            elif isinstance(v, (tuple, list)):
-                out.extend(t for t in v if isinstance(t, torch.Tensor))
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                stack.append(nxt)
-    return out
 
 
 def main():
@@ -89,20 +57,14 @@ def main():
             loss_log.append(sum(l.item() for l in losses))
         else:
             loss_log.append(losses)  # LEAK-HOLD (graphs retained by retain_graph=True)
-    params = {p.untyped_storage().data_ptr() for p in student.parameters()}
     held = []
     for entry in loss_log:
         if isinstance(entry, list):
             held.extend(entry)
-            held.extend(_graph_saved_tensors([l.grad_fn for l in entry]))
-    seen = {}
-    for t in held:
-        st = t.untyped_storage()
-        if st.data_ptr() and st.data_ptr() not in params:
-            seen[st.data_ptr()] = st.nbytes()
-    retained = sum(seen.values())
+            held.extend(graph_saved_tensors([l.grad_fn for l in entry]))
+    retained = distinct_storage_bytes(held, storage_ptrs(student.parameters()))
     print("loss log of %d entries holds %d bytes" % (len(loss_log), retained))
-    _write_truth(retained, "none" if fixed else "step_growth")
+    write_truth(retained, "none" if fixed else "step_growth")
 
 
 if __name__ == "__main__":

@@ -11,60 +11,21 @@
 # backwarded, so every stored output keeps the probe's whole graph and the
 # activations it saved. --fixed: the probe runs under torch.no_grad() and the
 # hook keeps only a float summary.
-import json
-import os
 import sys
 
 import torch
 import torch.nn as nn
 import torchvision
 
+from _truth import distinct_storage_bytes, graph_saved_tensors, storage_ptrs, write_truth
+
 STEPS = 10
-
-
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
-
-
-def _graph_saved_tensors(roots):
-    out, seen, stack, keep = [], set(), [r for r in roots if r is not None], []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        keep.append(node)
-        for name in dir(node):
-            if not name.startswith("_saved_"):
-                continue
-            try:
-                v = getattr(node, name)
-            except RuntimeError:
-                continue
-            if isinstance(v, torch.Tensor):
-                out.append(v)
-            elif isinstance(v, (tuple, list)):
-                out.extend(t for t in v if isinstance(t, torch.Tensor))
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                stack.append(nxt)
-    return out
 
 
 def _held_bytes(model, probe_feats):
     """Distinct storages the kept probe outputs and their graphs hold."""
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    params |= {b.untyped_storage().data_ptr() for b in model.buffers()}
-    held = list(probe_feats) + _graph_saved_tensors([t.grad_fn for t in probe_feats])
-    seen = {}
-    for t in held:
-        st = t.untyped_storage()
-        if st.data_ptr() and st.data_ptr() not in params:
-            seen[st.data_ptr()] = st.nbytes()
-    return sum(seen.values())
+    held = list(probe_feats) + graph_saved_tensors([t.grad_fn for t in probe_feats])
+    return distinct_storage_bytes(held, storage_ptrs(model.parameters(), model.buffers()))
 
 
 def main():
@@ -110,7 +71,7 @@ def main():
             model(probe_x)  # LEAK-ALLOC (activations saved by the probe graph)
         probing[0] = False
     print("kept %d probe outputs; %d bytes held at the last optimizer step" % (len(probe_feats), retained))
-    _write_truth(retained, "none" if fixed else "step_growth")
+    write_truth(retained, "none" if fixed else "step_growth")
 
 
 if __name__ == "__main__":

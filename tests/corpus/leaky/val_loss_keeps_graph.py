@@ -9,12 +9,12 @@
 # a graph that is not backwarded holds its buffers while the loss lives).
 #
 # Leaky: running_val = running_val + val_loss.  --fixed: += val_loss.item().
-import json
-import os
 import sys
 
 import torch
 import torch.nn as nn
+
+from _truth import distinct_storage_bytes, graph_saved_tensors, storage_ptrs, write_truth
 
 STEPS = 12
 
@@ -30,50 +30,6 @@ class MLP(nn.Module):
         h1 = torch.relu(self.fc1(x))  # LEAK-ALLOC (saved by the graph)
         h2 = torch.relu(self.fc2(h1))  # LEAK-ALLOC (saved by the graph)
         return self.fc3(h2)
-
-
-def _write_truth(nbytes, kind):
-    path = os.environ.get("MEMLIFE_CORPUS_TRUTH")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"bytes": int(nbytes), "kind": kind}, f)
-
-
-def _graph_saved_tensors(roots):
-    """Every tensor an autograd graph still saves: walk grad_fn nodes and
-    read their _saved_* fields (fields freed by a backward raise)."""
-    out, seen, stack = [], set(), [r for r in roots if r is not None]
-    keep = []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        keep.append(node)
-        for name in dir(node):
-            if not name.startswith("_saved_"):
-                continue
-            try:
-                v = getattr(node, name)
-            except RuntimeError:
-                continue
-            if isinstance(v, torch.Tensor):
-                out.append(v)
-            elif isinstance(v, (tuple, list)):
-                out.extend(t for t in v if isinstance(t, torch.Tensor))
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                stack.append(nxt)
-    return out
-
-
-def _distinct_bytes(tensors, exclude_ptrs):
-    seen = {}
-    for t in tensors:
-        st = t.untyped_storage()
-        if st.data_ptr() and st.data_ptr() not in exclude_ptrs:
-            seen[st.data_ptr()] = st.nbytes()
-    return sum(seen.values())
 
 
 def main():
@@ -100,14 +56,13 @@ def main():
             running_val += val_loss.item()
         else:
             running_val = running_val + val_loss  # LEAK-HOLD (chains every graph)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     if isinstance(running_val, torch.Tensor):
-        held = [running_val] + _graph_saved_tensors([running_val.grad_fn])
+        held = [running_val] + graph_saved_tensors([running_val.grad_fn])
     else:
         held = []
-    retained = _distinct_bytes(held, params)
+    retained = distinct_storage_bytes(held, storage_ptrs(model.parameters()))
     print("mean held-out loss %.4f, retained %d bytes" % (float(running_val.detach() if isinstance(running_val, torch.Tensor) else running_val) / STEPS, retained))
-    _write_truth(retained, "none" if fixed else "step_growth")
+    write_truth(retained, "none" if fixed else "step_growth")
 
 
 if __name__ == "__main__":
