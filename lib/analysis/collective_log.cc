@@ -20,7 +20,7 @@ std::string comparable_group(std::string_view group,
 
 void CollectiveLog::on_collective_call(const Model&, const Collective& c, bool) {
   Call call{c.id, c.op_string, c.group_string, c.stack_id, c.bytes, c.issued};
-  for (uint64_t child : nesting_.adopt(c.thread, c.id, c.issued.seq)) {
+  for (uint64_t child : c.layers) {
     auto it = index_.find(child);
     if (it == index_.end()) continue;
     Call& inner = calls_[it->second];

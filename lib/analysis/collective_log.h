@@ -8,7 +8,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/collective_nesting.h"
 #include "analysis/detector.h"
 
 namespace memlife::analysis {
@@ -31,13 +30,6 @@ std::string comparable_group(std::string_view group,
 class CollectiveLog final : public Detector {
  public:
   explicit CollectiveLog(std::vector<CollectiveCall>& out) : out_(out) {}
-  void on_op_begin(const Model&, const format::OpBeginRecord& r, const When& at,
-                   uint64_t stream) override {
-    nesting_.op_begin(stream, r.op_id, at.seq);
-  }
-  void on_op_end(const Model&, const format::OpEndRecord& r, uint64_t stream) override {
-    nesting_.op_end(stream, r.op_id);
-  }
   void on_collective_call(const Model&, const Collective& c, bool in_flight) override;
   void finish(const Model& m, bool truncated, StackResolver& stacks,
               std::vector<Finding>& out) override;
@@ -49,7 +41,6 @@ class CollectiveLog final : public Detector {
     bool adopted = false;
   };
   std::vector<CollectiveCall>& out_;
-  CollectiveNesting nesting_;
   std::vector<Call> calls_;
   std::unordered_map<uint64_t, size_t> index_;  // collective id -> calls_
 };

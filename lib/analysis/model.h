@@ -105,6 +105,9 @@ struct Collective {
   std::vector<uint64_t> inputs, outputs, output_storages;
   uint64_t bytes = 0, stack_id = 0, flags = 0;
   When issued;
+  // Earlier records of the same call that this one adopts as its inner
+  // layers (functional -> c10d -> NCCL; see CollectiveNesting).
+  std::vector<uint64_t> layers;
 };
 
 // Raw device (or pinned host) memory from the CUDA driver/runtime, seen by

@@ -300,12 +300,12 @@ void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const
   c.stack_id = r.stack_id;
   c.flags = r.flags;
   c.issued = at;
-  const std::vector<uint64_t> layers = nesting_.adopt(thread, c.id, at.seq);
+  c.layers = nesting_.adopt(thread, c.id, at.seq);
   for (Detector* d : detectors_) d->on_collective_call(m, c, in_flight);
   if (!in_flight) {
     // Its inner layers (the NCCL call of a synchronous broadcast_) were
     // completed with it.
-    for (uint64_t layer : layers) {
+    for (uint64_t layer : c.layers) {
       auto it = m.pending_collectives.find(layer);
       if (it == m.pending_collectives.end()) continue;
       format::CollectiveWaitRecord done;

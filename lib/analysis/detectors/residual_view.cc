@@ -37,20 +37,17 @@ struct Episode {
   std::vector<ViewInfo> views;
 };
 
+// Each episode holds its storage from the owner's let-go to its end
+// (inclusive).
 uint64_t peak_concurrent_bytes(const std::vector<const Episode*>& eps) {
-  // Sweep over [let go, end] of each episode: +bytes at the start, -bytes
-  // after the end.
-  std::vector<std::pair<uint64_t, int64_t>> edges;
+  std::vector<HeldInterval> held;
+  held.reserve(eps.size());
   for (const Episode* ep : eps) {
     const uint64_t begin =
         std::min(ep->let_go_at.seq ? ep->let_go_at.seq : ep->seen_at.seq, ep->seen_at.seq);
-    edges.push_back({begin, static_cast<int64_t>(ep->bytes)});
-    edges.push_back({std::max(ep->end_at.seq, begin) + 1, -static_cast<int64_t>(ep->bytes)});
+    held.push_back({begin, std::max(ep->end_at.seq, begin) + 1, ep->bytes});
   }
-  std::sort(edges.begin(), edges.end());
-  int64_t live = 0, peak = 0;
-  for (const auto& [seq, delta] : edges) peak = std::max(peak, live += delta);
-  return static_cast<uint64_t>(peak);
+  return peak_held_bytes(held);
 }
 
 class ResidualView final : public Detector {

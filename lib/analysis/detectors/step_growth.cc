@@ -248,20 +248,6 @@ class StepGrowth final : public Detector {
     return k->second;
   }
 
-  Site& site(const Model& m, uint64_t stack_id) {
-    auto it = site_of_stack_.find(stack_id);
-    if (it != site_of_stack_.end()) return sites_[it->second];
-    std::string key = stack_key(m, stack_id);
-    auto [k, fresh] = site_of_key_.try_emplace(std::move(key), sites_.size());
-    if (fresh) {
-      Site site;
-      site.stack_id = stack_id;
-      sites_.push_back(std::move(site));
-    }
-    site_of_stack_[stack_id] = k->second;
-    return sites_[k->second];
-  }
-
   AnalysisOptions options_;
   uint64_t marks_ = 0, last_mark_seq_ = 0;
   std::vector<StepMark> sampled_;

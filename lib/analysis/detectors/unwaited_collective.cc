@@ -14,7 +14,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "analysis/collective_nesting.h"
 #include "analysis/detector.h"
 #include "analysis/detectors/util.h"
 
@@ -44,14 +43,6 @@ bool is_program_wait(WaitHow how) { return how != WaitHow::kSynchronize; }
 
 class UnwaitedCollective final : public Detector {
  public:
-  void on_op_begin(const Model&, const format::OpBeginRecord& r, const When& at,
-                   uint64_t stream) override {
-    nesting_.op_begin(stream, r.op_id, at.seq);
-  }
-  void on_op_end(const Model&, const format::OpEndRecord& r, uint64_t stream) override {
-    nesting_.op_end(stream, r.op_id);
-  }
-
   void on_collective_call(const Model& m, const Collective& c, bool in_flight) override {
     seen_.insert(c.id);
     Issue& i = issues_[c.id];
@@ -68,7 +59,7 @@ class UnwaitedCollective final : public Detector {
         if (st->data_live) i.retains.push_back({st->alloc.at.seq, st->bytes});
       }
     if (i.bytes == 0) i.bytes = c.bytes;
-    for (uint64_t child : nesting_.adopt(c.thread, c.id, c.issued.seq)) {
+    for (uint64_t child : c.layers) {
       auto it = issues_.find(child);
       if (it == issues_.end()) continue;
       Issue& ch = it->second;
@@ -245,7 +236,6 @@ class UnwaitedCollective final : public Detector {
     }
   }
 
-  CollectiveNesting nesting_;
   std::unordered_map<uint64_t, Issue> issues_;
   std::unordered_set<uint64_t> seen_;
   std::vector<OrphanWait> orphans_;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "analysis/detector.h"
+#include "analysis/detectors/util.h"
 
 namespace memlife::analysis {
 
@@ -54,7 +55,7 @@ namespace {
 
 struct Use {
   uint64_t op_string = 0, stack_id = 0, tensor_id = 0, storage_id = 0, collective_id = 0;
-  uint64_t collective_op = 0, collective_stack = 0, bytes = 0;
+  uint64_t collective_op = 0, collective_stack = 0, bytes = 0, issued_seq = 0;
   When at;
 };
 
@@ -65,14 +66,12 @@ class UseBeforeWait final : public Detector {
     // that stream (torch's, DeepCompile's) reads after it. Its c10d or
     // functional caller, when there is one, is tracked on its own.
     if (c.flags & kCollectiveNccl) return;
-    issued_at_[c.id] = c.issued.seq;
     for (uint64_t s : c.output_storages) by_storage_[s] = c.id;
     for (uint64_t t : c.outputs) by_tensor_[t] = c.id;
   }
   void on_collective_wait(const Model&, const format::CollectiveWaitRecord&, const Collective* c,
                           const When& at) override {
     if (!c) return;
-    issued_at_.try_emplace(c->id, c->issued.seq);
     waited_at_[c->id] = at.seq;
     for (uint64_t s : c->output_storages) by_storage_.erase(s);
     for (uint64_t t : c->outputs) by_tensor_.erase(t);
@@ -111,7 +110,8 @@ class UseBeforeWait final : public Detector {
       if (uses_.size() < 4096) {
         const Storage* st = m.storage(s);
         uses_.push_back({r.name_string, r.stack_id, t, s, cid, c->second.op_string,
-                         c->second.stack_id, st ? st->bytes : c->second.bytes, at});
+                         c->second.stack_id, st ? st->bytes : c->second.bytes, c->second.issued.seq,
+                         at});
       }
       // Every pending input: a foreach op reads all the gradients at once.
     }
@@ -145,12 +145,18 @@ class UseBeforeWait final : public Detector {
       f.count = us.size();
       // Bytes: the most that was read before its wait at once: the
       // distinct storages read, over the collectives in flight together.
-      std::map<uint64_t, std::map<uint64_t, uint64_t>> by_collective;  // -> storage -> bytes
+      struct Read {
+        uint64_t issued_seq = 0;
+        std::map<uint64_t, uint64_t> storages;  // storage (or tensor) -> bytes
+      };
+      std::map<uint64_t, Read> by_collective;
       std::vector<uint64_t> steps;
       std::vector<const Use*> reads;  // one per read site
       std::vector<std::string> read_keys;
       for (const Use* x : us) {
-        by_collective[x->collective_id][x->storage_id ? x->storage_id : x->tensor_id] = x->bytes;
+        Read& read = by_collective[x->collective_id];
+        read.issued_seq = x->issued_seq;
+        read.storages[x->storage_id ? x->storage_id : x->tensor_id] = x->bytes;
         steps.push_back(x->at.step);
         std::string read_key = std::string(m.str(x->op_string)) + "|" + stacks.key(x->stack_id);
         if (std::find(read_keys.begin(), read_keys.end(), read_key) == read_keys.end()) {
@@ -158,21 +164,15 @@ class UseBeforeWait final : public Detector {
           reads.push_back(x);
         }
       }
-      std::vector<std::pair<uint64_t, int64_t>> edges;  // (seq, +/- bytes)
-      for (const auto& [cid, storages] : by_collective) {
-        int64_t sum = 0;
-        for (const auto& [id, bytes] : storages) sum += static_cast<int64_t>(bytes);
-        const auto issued = issued_at_.find(cid);
+      std::vector<HeldInterval> held;  // each collective, issue to wait
+      for (const auto& [cid, read] : by_collective) {
+        uint64_t sum = 0;
+        for (const auto& [id, bytes] : read.storages) sum += bytes;
         const auto waited = waited_at_.find(cid);
-        const uint64_t begin = issued == issued_at_.end() ? 0 : issued->second;
-        const uint64_t end = waited == waited_at_.end() ? ~uint64_t{0} : waited->second;
-        edges.push_back({begin, sum});
-        edges.push_back({end, -sum});
+        held.push_back(
+            {read.issued_seq, waited == waited_at_.end() ? ~uint64_t{0} : waited->second, sum});
       }
-      std::sort(edges.begin(), edges.end());
-      int64_t live = 0, peak = 0;
-      for (const auto& [seq, delta] : edges) peak = std::max(peak, live += delta);
-      f.bytes = static_cast<uint64_t>(peak);
+      f.bytes = peak_held_bytes(held);
       std::sort(steps.begin(), steps.end());
       steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
       const std::string cop(m.str(u.collective_op));
@@ -219,7 +219,7 @@ class UseBeforeWait final : public Detector {
   std::unordered_map<uint64_t, std::vector<OpenOp>> open_;  // open ops per stream
   std::vector<Use> uses_;
   uint64_t total_ = 0;
-  std::unordered_map<uint64_t, uint64_t> issued_at_, waited_at_;  // collective -> seq
+  std::unordered_map<uint64_t, uint64_t> waited_at_;  // collective -> seq of its wait
 };
 
 }  // namespace

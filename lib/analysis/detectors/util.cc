@@ -7,6 +7,21 @@
 
 namespace memlife::analysis {
 
+uint64_t peak_held_bytes(const std::vector<HeldInterval>& intervals) {
+  // Sweep: +bytes at each begin, -bytes at each end; at equal sequence
+  // numbers the ends come first (half-open intervals).
+  std::vector<std::pair<uint64_t, int64_t>> edges;
+  edges.reserve(2 * intervals.size());
+  for (const HeldInterval& h : intervals) {
+    edges.push_back({h.begin, static_cast<int64_t>(h.bytes)});
+    edges.push_back({h.end, -static_cast<int64_t>(h.bytes)});
+  }
+  std::sort(edges.begin(), edges.end());
+  int64_t live = 0, peak = 0;
+  for (const auto& [seq, delta] : edges) peak = std::max(peak, live += delta);
+  return static_cast<uint64_t>(peak);
+}
+
 uint64_t union_bytes(std::vector<ByteRange> ranges) {
   std::sort(ranges.begin(), ranges.end(),
             [](const ByteRange& a, const ByteRange& b) { return a.begin < b.begin; });

@@ -17,6 +17,13 @@ inline uint64_t steps_between(const Model& m, const When& after, const When& unt
   return n;
 }
 
+// Bytes held over the half-open sequence interval [begin, end).
+struct HeldInterval {
+  uint64_t begin = 0, end = 0, bytes = 0;
+};
+// The most bytes held at once by a set of intervals.
+uint64_t peak_held_bytes(const std::vector<HeldInterval>& intervals);
+
 // Length of the union of byte ranges.
 uint64_t union_bytes(std::vector<ByteRange> ranges);
 
