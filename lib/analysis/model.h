@@ -48,6 +48,8 @@ ByteRange reachable_range(const Geometry& g);
 // when smaller (broadcast strides). A column view spans a whole matrix but
 // holds a column.
 uint64_t addressed_bytes(const Geometry& g);
+// Whether a tensor with this geometry spans its whole storage from byte 0.
+bool covers_storage(const Geometry& g, uint64_t storage_bytes);
 
 struct Tensor {
   uint64_t id = 0, storage_id = 0, data_address = 0;

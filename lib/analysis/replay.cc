@@ -32,6 +32,11 @@ ByteRange reachable_range(const Geometry& g) {
   return {begin, begin + (last + 1) * g.itemsize};
 }
 
+bool covers_storage(const Geometry& g, uint64_t storage_bytes) {
+  const ByteRange span = reachable_range(g);
+  return storage_bytes != 0 && span.begin == 0 && span.end >= storage_bytes;
+}
+
 uint64_t addressed_bytes(const Geometry& g) {
   const ByteRange span = reachable_range(g);
   uint64_t numel = 1;
@@ -235,8 +240,19 @@ void Replayer::on_tensor(const format::TensorRecord& r, const When& at) {
       if (s.alloc.address == r.data_address) s.alloc.stack_id = r.stack_id;
     }
   }
-  if (s.owner_tensor == 0 && !(r.flags & kTensorAliases) && !(r.flags & kTensorIsView))
+  if (s.owner_tensor == 0 && !(r.flags & kTensorAliases) && !(r.flags & kTensorIsView)) {
     s.owner_tensor = t.id;
+  } else if (s.owner_tensor != t.id && s.let_go == LetGo::kNone && !(r.flags & kTensorIsView) &&
+             covers_storage(t.geometry, s.bytes)) {
+    // The storage's owner is the tensor that spans all of it. An op that
+    // allocates a buffer and returns a narrower view of it (ZeRO-3's padded
+    // all-gather in C++) shows the view first; the buffer's own tensor,
+    // seen later (its release), takes the storage over.
+    auto owner = m.tensors.find(s.owner_tensor);
+    if (owner == m.tensors.end() || owner->second.storage_id != s.id ||
+        !covers_storage(owner->second.geometry, s.bytes))
+      s.owner_tensor = t.id;
+  }
   if (std::find(s.tensors.begin(), s.tensors.end(), t.id) == s.tensors.end())
     s.tensors.push_back(t.id);
 }

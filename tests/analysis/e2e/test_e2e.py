@@ -73,3 +73,40 @@ def test_read_before_wait(traced):
 
 def test_read_after_wait(traced):
     assert of_kind(traced("gloo_read_before_wait.py", "after"), "use_before_wait") == []
+
+
+def _test_ops_lib():
+    import os
+    import pytest
+    lib = os.environ.get("MEMLIFE_TEST_OPS_LIB")
+    if not lib or not os.path.exists(lib):
+        pytest.skip("MEMLIFE_TEST_OPS_LIB not built (no libtorch)")
+    return lib
+
+
+def test_residual_view_of_a_cxx_registry(traced):
+    # DeepCompile's ZeRO-3 release in C++ (seed 000): the op allocates the
+    # padded buffer, keeps it in its registry and returns a view; the
+    # release rebinds the registry's tensor. The registry's tensor owns the
+    # storage although the view was seen first, so its set_data is the
+    # owner letting go: one residual_view of the padded bytes, naming the
+    # release line and the view's op.
+    report = traced("cxx_registry.py", _test_ops_lib(), "set_data")
+    found = of_kind(report, "residual_view")
+    assert len(found) == 1, report["findings"]
+    assert [f["kind"] for f in report["findings"]] == ["residual_view"]
+    f = found[0]
+    assert f["bytes"] == 12_595_200
+    assert f["evidence"]["reachable_bytes"] == 12_000_000
+    tensors = f["evidence"]["tensors"]
+    views = [t for t in tensors if t["role"] == "view"]
+    owner = [t for t in tensors if t["role"] == "owner"]
+    assert [v["op"] for v in views] == ["memlife_test::gather"], views
+    assert stack_has_line(views[0]["stack"], "cxx_registry.py", line_of("cxx_registry.py", "VIEW_LINE"))
+    assert owner and owner[0]["let_go"] == "rebound"
+    assert stack_has_line(owner[0]["stack"], "cxx_registry.py", line_of("cxx_registry.py", "RELEASE_LINE"))
+
+
+def test_cxx_registry_release_that_frees(traced):
+    report = traced("cxx_registry.py", _test_ops_lib(), "free")
+    assert report["findings"] == [], [f["message"] for f in report["findings"]]
