@@ -20,6 +20,29 @@ bool issued_by_cxx(const Model& m, uint64_t stack_id) {
 
 using format::Record;
 
+// Whether `t` is the buffer a custom op kept for itself when it returned a
+// view of it (DeepCompile's ZeRO-3 all-gather keeps its gathered buffer in
+// a C++ registry): memlife sees the op only from outside, so the view it
+// returned came first and looks like the owner, and the buffer's tensor is
+// first seen later, as an input, sharing the storage. Such a tensor, spanning
+// the whole storage, is its owner.
+bool kept_by_custom_op(const Model& m, const Storage& s, const Tensor& t) {
+  if (s.owner_tensor == t.id || s.let_go != LetGo::kNone) return false;
+  constexpr uint64_t kUnseenBuffer = kTensorFromInput | kTensorAliases;
+  if ((t.flags & kUnseenBuffer) != kUnseenBuffer || (t.flags & kTensorIsView) ||
+      !covers_storage(t.geometry, s.bytes))
+    return false;
+  // The op's output: the storage's owner so far, or the view it returned
+  // (autograd may mark an op's output a view, and then nothing owned it).
+  const uint64_t shown_by = s.owner_tensor != 0 ? s.owner_tensor
+                            : s.tensors.empty() ? 0
+                                                : s.tensors.front();
+  const Tensor* output = m.tensor(shown_by);
+  if (output == nullptr || output->id == t.id || (output->flags & kTensorFromInput)) return false;
+  const std::string_view op = m.str(output->op_string);
+  return !op.empty() && !op.starts_with("aten::") && op.find("::") != std::string_view::npos;
+}
+
 ByteRange reachable_range(const Geometry& g) {
   uint64_t last = 0;  // highest element offset reachable, relative to the start
   for (size_t i = 0; i < g.sizes.size(); ++i) {
@@ -240,19 +263,8 @@ void Replayer::on_tensor(const format::TensorRecord& r, const When& at) {
       if (s.alloc.address == r.data_address) s.alloc.stack_id = r.stack_id;
     }
   }
-  if (s.owner_tensor == 0 && !(r.flags & kTensorAliases) && !(r.flags & kTensorIsView)) {
+  if (s.owner_tensor == 0 && !(r.flags & kTensorAliases) && !(r.flags & kTensorIsView))
     s.owner_tensor = t.id;
-  } else if (s.owner_tensor != t.id && s.let_go == LetGo::kNone && !(r.flags & kTensorIsView) &&
-             covers_storage(t.geometry, s.bytes)) {
-    // The storage's owner is the tensor that spans all of it. An op that
-    // allocates a buffer and returns a narrower view of it (ZeRO-3's padded
-    // all-gather in C++) shows the view first; the buffer's own tensor,
-    // seen later (its release), takes the storage over.
-    auto owner = m.tensors.find(s.owner_tensor);
-    if (owner == m.tensors.end() || owner->second.storage_id != s.id ||
-        !covers_storage(owner->second.geometry, s.bytes))
-      s.owner_tensor = t.id;
-  }
   if (std::find(s.tensors.begin(), s.tensors.end(), t.id) == s.tensors.end())
     s.tensors.push_back(t.id);
 }
@@ -267,6 +279,8 @@ void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint6
       t->second.set_data_stack = r.stack_id;
       t->second.set_data_at = at;
       auto s = m.storages.find(t->second.storage_id);
+      if (s != m.storages.end() && kept_by_custom_op(m, s->second, t->second))
+        s->second.owner_tensor = t->second.id;
       if (s != m.storages.end() && s->second.owner_tensor == t->second.id &&
           m.storage_of(r.inputs[1]) != s->second.id) {
         s->second.let_go = LetGo::kRebound;

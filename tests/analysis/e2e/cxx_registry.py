@@ -2,7 +2,8 @@
 # release, in C++): the training loop keeps the gathered view of one step
 # (as a compiled graph's saved buffer would) while the op releases the
 # padded buffer with set_data ("set_data", the 0.19.1 release) or frees
-# its storage ("free", the 0.19.2 fix).
+# its storage ("free", the 0.19.2 fix). "set_data_exact" gathers into a
+# buffer with no padding (one rank), where the view spans all of it.
 import sys
 
 import torch
@@ -16,10 +17,11 @@ def main(lib, mode):
     w = torch.nn.Parameter(torch.ones(4))
     opt = torch.optim.SGD([w], lr=0.1)
     shard = torch.ones(3000, 1000)
+    padded = TRUE_NUMEL if mode == "set_data_exact" else PADDED_NUMEL
     held = []
     for step in range(4):
         if step == 1:
-            view = torch.ops.memlife_test.gather(shard, 7, PADDED_NUMEL)  # VIEW_LINE
+            view = torch.ops.memlife_test.gather(shard, 7, padded)  # VIEW_LINE
             held.append(view)
             torch.ops.memlife_test.release(7, mode == "free")  # RELEASE_LINE
         loss = (w * 2).sum()
