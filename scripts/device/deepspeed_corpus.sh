@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# DeepSpeed ZeRO-3 on one H200, 0.19.1 (PR #7489, the seed-000 bug) and
+# 0.19.2 (PR #8032, the fix), each with and without DeepCompile, in one
+# device call. Needs .whl/ds-0.19.1, .whl/ds-0.19.2 and .whl/deps (pure-
+# Python DeepSpeed wheels built here with DS_BUILD_OPS=0, their missing
+# dependencies) and .carry (scripts/device/prepare_carry.sh), all carried.
+# Each version: a plain run with torch's memory history (the ground truth:
+# gathered bytes alive after each step), then memlife runs; traces return
+# in $OUT/deepspeed.tar.gz for `memlife analyze` here.
+source "$(dirname "$0")/common.sh"
+export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload
+export STACKS=${STACKS:-python} TMO=${TMO:-240}
+# The image's 9.0a is rejected by DeepSpeed's JIT op builder.
+export TORCH_CUDA_ARCH_LIST=9.0
+for v in ${VERSIONS:-0.19.1 0.19.2}; do
+  site=/tmp/ds-$v
+  python3 -m pip install -q --no-index --no-deps --no-compile --target $site .whl/deps/*.whl .whl/optional/*.whl .whl/ds-$v/*.whl || exit 1
+  export TORCH_EXTENSIONS_DIR=/tmp/torch-ext-$v
+  say "deepspeed $v"
+  for mode in ${MODES:-compile eager}; do
+    PYTHONPATH=$site:$PYTHONPATH timeout $TMO python3 scripts/device/deepspeed_zero3.py $mode --history > $R/ds${v}_${mode}_truth.out 2>&1
+    echo "truth $v $mode rc=$?"; grep -E "^STEP|^DEEPSPEED|Error|error:" $R/ds${v}_${mode}_truth.out | tail -12
+    PYTHONPATH=$site:$PYTHONPATH traced ds${v}_${mode} python3 scripts/device/deepspeed_zero3.py $mode
+    grep -E "^STEP" $R/ds${v}_${mode}.out | tail -3
+  done
+done
+if [ -x $B/bin/memlife ]; then
+  for d in $R/traces/*/; do n=$(basename $d); $B/bin/memlife analyze $d -o $R/$n.report.json > $R/$n.analyze.txt 2>&1; head -8 $R/$n.analyze.txt; done
+fi
+du -sh $R/traces/*
+tar -C /tmp -czf $OUT/deepspeed.tar.gz ml-results
+ls -la $OUT

@@ -1,0 +1,85 @@
+# DeepSpeed ZeRO-3 on one GPU, with or without DeepCompile (seed 000 in the
+# real framework). Launched with plain python (a one-rank NCCL group).
+#   python deepspeed_zero3.py compile|eager [--history]
+# Prints, per step, torch.cuda.memory_allocated() once the step is done.
+# With --history (a run outside memlife), torch's own memory history
+# measures the ground truth: the bytes of the gathered-parameter buffers
+# (allocations made by DeepCompile's all-gather, dc::...allgather...) still
+# allocated after the step, when every non-persistent parameter has had its
+# final release_param.
+import json
+import os
+import sys
+
+import torch
+
+mode = sys.argv[1]
+history = "--history" in sys.argv
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29531")
+os.environ.setdefault("RANK", "0")
+os.environ.setdefault("LOCAL_RANK", "0")
+os.environ.setdefault("WORLD_SIZE", "1")
+
+import deepspeed  # noqa: E402
+
+torch.manual_seed(0)
+HIDDEN = 1024
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(HIDDEN, HIDDEN) for _ in range(4))
+
+    def forward(self, x, y):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return torch.nn.functional.mse_loss(x, y)
+
+
+config = {
+    "train_micro_batch_size_per_gpu": 8,
+    "gradient_accumulation_steps": 1,
+    "zero_allow_untested_optimizer": True,
+    "bf16": {"enabled": True},
+    "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0},
+    "compile": {"deepcompile": mode == "compile"},
+}
+model = Model()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config=config)
+if mode == "compile":
+    engine.compile()
+
+if history:
+    torch.cuda.memory._record_memory_history(max_entries=200000, context="all", stacks="all")
+
+
+def gathered_bytes_alive():
+    """Bytes of live blocks that DeepCompile's all-gather allocated."""
+    snap = torch.cuda.memory._snapshot()
+    total = 0
+    for seg in snap["segments"]:
+        for block in seg["blocks"]:
+            if block["state"] != "active_allocated":
+                continue
+            frames = block.get("frames", [])
+            if any("allgather" in (f.get("name") or "").lower() for f in frames):
+                total += block.get("requested_size", block["size"])
+    return total
+
+
+device = engine.device
+x = torch.randn(8, HIDDEN, device=device, dtype=torch.bfloat16)
+y = torch.randn(8, HIDDEN, device=device, dtype=torch.bfloat16)
+for step in range(6):
+    loss = engine(x, y)
+    engine.backward(loss)
+    engine.step()
+    torch.cuda.synchronize()
+    line = {"step": step, "allocated": torch.cuda.memory_allocated(), "loss": float(loss)}
+    if history:
+        line["gathered_alive"] = gathered_bytes_alive()
+    print("STEP", json.dumps(line), flush=True)
+print("DEEPSPEED", deepspeed.__version__, "mode", mode, flush=True)
