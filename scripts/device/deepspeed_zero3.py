@@ -50,7 +50,12 @@ model = Model()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
 engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config=config)
 if mode == "compile":
-    engine.compile()
+    # Gather and release every step: the default schedule adds selective
+    # gathering after a warm-up, which keeps parameters persistent once
+    # memory allows and so would hide what the release does.
+    from deepspeed.compile.passes import zero3_compile
+
+    engine.compile(schedule=[(0, [zero3_compile.add_z3_gather_release])])
 
 if history:
     torch.cuda.memory._record_memory_history(max_entries=200000, context="all", stacks="all")
