@@ -78,6 +78,27 @@ TEST(CudaWaits, StreamWaitOnTheNcclLayerIsAProgramWait) {
   EXPECT_TRUE(of_kind(s.analyze(), kUnwaitedCollective).empty());
 }
 
+// DeepCompile's init (C++) broadcasts through c10d and waits the Work in
+// C++: memlife sees the async c10d call with its NCCL layer, then only the
+// CUDA stream wait on the NCCL kernel's event, then the program's read.
+TEST(CudaWaits, StreamWaitOnTheNcclLayerWaitsTheCallForItsReaders) {
+  for (const bool waited : {true, false}) {
+    Synth s;
+    const uint64_t stack = s.stack("init_z3.py", 31, "init_z3");
+    const uint64_t read = s.stack("init_z3.py", 32, "init_z3");
+    s.alloc(0x1000, 4096, 0, 0);
+    s.tensor(10, 20, 0x1000, 4096, 1024);
+    s.in_op("c10d::broadcast_", [&] {
+      s.issue(100, "nccl:Broadcast", {}, 4096, stack, kCollectiveAsync | kCollectiveNccl,
+              "nccl:0x1 rank 0/1");
+      s.issue(101, "c10d::broadcast_", {10}, 4096, stack, kCollectiveAsync, "");
+    });
+    if (waited) s.wait(100, {}, WaitHow::kStreamWait, "cudaStreamWaitEvent");
+    s.op("aten::to", {10}, {}, read);
+    EXPECT_EQ(of_kind(s.analyze(), kUseBeforeWait).size(), waited ? 0u : 1u) << waited;
+  }
+}
+
 TEST(CudaWaits, SynchronousCallAdoptsItsNcclLayer) {
   Synth s;
   s.in_op("c10d::allreduce_", [&] {
