@@ -21,6 +21,7 @@ namespace memlife::torch_plugin {
 namespace {
 
 constexpr std::string_view kOptimizerStepPrefix = "Optimizer.step#";
+constexpr std::string_view kEngineNodePrefix = "autograd::engine::evaluate_function:";
 
 // Dispatcher ops of c10d that start a collective.
 constexpr std::string_view kCollectiveOps[] = {
@@ -72,7 +73,16 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
   const std::string_view n(name);
   OpName result;
   result.string_id = rec::intern_string(n);
-  result.function = fn.scope() == at::RecordScope::FUNCTION;
+  // Ops nested in an aten op (its decomposition, its kernels' ops) or in
+  // an autograd engine node (the backward formula) are that op's own work:
+  // with --ops top they are charged to it. Other FUNCTION ranges run the
+  // program's code: an autograd.Function's apply (torch.compile's
+  // CompiledFunction runs the whole compiled graph inside one) or a custom
+  // op (DeepSpeed's dc::*): what runs inside them is recorded.
+  const bool engine_node = n.substr(0, kEngineNodePrefix.size()) == kEngineNodePrefix &&
+                           n.find("CompiledFunction") == std::string_view::npos;
+  result.function = fn.scope() == at::RecordScope::FUNCTION &&
+                    (n.substr(0, 6) == "aten::" || engine_node);
   // Only aten ops: an autograd engine node (DDP's reducer issues its
   // all-reduces from a hook inside AccumulateGrad), a custom op (DeepSpeed's
   // dc::*) or a profiler range may run collectives, which must never be
