@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/finding.h"
+#include "analysis/report.h"
 
 namespace memlife::analysis {
 
@@ -129,19 +130,6 @@ bool load_suppressions(const std::string& path, std::vector<Suppression>& out, s
   return true;
 }
 
-std::string finding_fingerprint(const json& f) {
-  std::string fp = str_field(f, "kind") + "|";
-  if (auto r = f.find("rank"); r != f.end() && r->is_number()) fp += r->dump();
-  fp += "|";
-  if (auto e = f.find("evidence"); e != f.end() && e->is_object())
-    if (auto s = e->find("stacks");
-        s != e->end() && s->is_array() && !s->empty() && (*s)[0].is_array())
-      for (const json& frame : (*s)[0])
-        fp += str_field(frame, "file") + ":" + str_field(frame, "function") + ":" +
-              str_field(frame, "module") + ";";
-  return fp;
-}
-
 bool parse_fail_kinds(const std::string& text, std::set<std::string>& out, std::string& error) {
   std::istringstream in(text);
   std::string k;
@@ -204,26 +192,35 @@ GateResult apply_gate(const json& report, const GateOptions& o) {
 }
 
 std::string junit_xml(const json& report, const GateResult& result) {
-  // Findings by (pid, kind), in report order.
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> by_case;
+  // One suite per process, named by its rank, or by its place in the
+  // report and its program when it has none: never by pid, so the test
+  // names are the same from one CI run to the next. A finding about
+  // several processes belongs to the first of them.
+  std::map<std::string, size_t> process_of_pid;
+  const json& processes = report["processes"];
+  for (size_t i = 0; i < processes.size(); ++i)
+    process_of_pid.emplace(processes[i].value("pid", json(0)).dump(), i);
+  std::map<std::pair<size_t, std::string>, std::vector<size_t>> by_case;
   const json& findings = report["findings"];
-  for (size_t i = 0; i < findings.size(); ++i)
-    by_case[{findings[i].value("pid", json(0)).dump(), str_field(findings[i], "kind")}].push_back(
+  for (size_t i = 0; i < findings.size(); ++i) {
+    auto p = process_of_pid.find(findings[i].value("pid", json(0)).dump());
+    by_case[{p == process_of_pid.end() ? 0 : p->second, str_field(findings[i], "kind")}].push_back(
         i);
+  }
   std::ostringstream x;
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"memlife\" failures=\""
     << result.failures << "\">\n";
-  for (const json& p : report["processes"]) {
-    const std::string pid = p.value("pid", json(0)).dump();
+  for (size_t index = 0; index < processes.size(); ++index) {
+    const json& p = processes[index];
     const json rank = p.value("rank", json(nullptr));
     const std::string suite =
-        rank.is_number() ? "rank " + rank.dump() + " (pid " + pid + ")" : "pid " + pid;
-    size_t failures = 0;
+        rank.is_number() ? "rank " + rank.dump() : "process " + std::to_string(index);
+  size_t failures = 0;
     std::ostringstream cases;
     for (const std::string& kind : all_finding_kinds()) {
       cases << "    <testcase classname=\"memlife." << xml_escape(suite) << "\" name=\"" << kind
             << "\">\n";
-      auto it = by_case.find({pid, kind});
+      auto it = by_case.find({index, kind});
       std::string failed, other;
       if (it != by_case.end()) {
         for (size_t i : it->second) {

@@ -21,9 +21,6 @@ struct Suppression {
 bool parse_suppressions(const std::string& text, std::vector<Suppression>& out, std::string& error);
 bool load_suppressions(const std::string& path, std::vector<Suppression>& out, std::string& error);
 
-// Identity of a finding across runs: kind, rank and its first stack's
-// frames without line numbers (so unrelated edits do not make it new).
-std::string finding_fingerprint(const nlohmann::json& finding);
 
 struct GateOptions {
   std::set<std::string> fail_kinds;  // empty: the default gate

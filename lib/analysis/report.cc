@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
+
+#include "analysis/stacks.h"
 
 namespace memlife::analysis {
 
@@ -12,6 +15,30 @@ using nlohmann::json;
 namespace {
 
 json rank_json(int64_t rank) { return rank < 0 ? json(nullptr) : json(rank); }
+
+int severity_rank(const json& finding) {
+  const std::string s = finding.value("severity", "");
+  return s == "error" ? 0 : s == "warning" ? 1 : 2;
+}
+
+std::string json_string(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string basename_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
 
 json process_json(const ProcessAnalysis& p) {
   json steps = json::array();
@@ -56,11 +83,7 @@ json make_report(const std::vector<ProcessAnalysis>& processes,
                  const std::vector<Finding>& run_findings,
                  const std::vector<std::string>& warnings) {
   json procs = json::array();
-  struct Ranked {
-    double weight;
-    json finding;
-  };
-  std::vector<Ranked> findings;
+  std::vector<json> findings;
   for (const ProcessAnalysis& p : processes) {
     procs.push_back(process_json(p));
     for (const Finding& f : p.findings) {
@@ -73,7 +96,8 @@ json make_report(const std::vector<ProcessAnalysis>& processes,
                 {"rank", rank_json(p.rank)},
                 {"message", f.message},
                 {"evidence", f.evidence}};
-      findings.push_back({f.weight(), std::move(j)});
+      j["fingerprint"] = finding_fingerprint(j);
+      findings.push_back(std::move(j));
     }
   }
   for (const Finding& f : run_findings) {
@@ -88,17 +112,31 @@ json make_report(const std::vector<ProcessAnalysis>& processes,
               {"pids", f.pids},
               {"message", f.message},
               {"evidence", f.evidence}};
-    findings.push_back({f.weight(), std::move(j)});
+    j["fingerprint"] = finding_fingerprint(j);
+    findings.push_back(std::move(j));
   }
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const Ranked& a, const Ranked& b) { return a.weight > b.weight; });
-  json out_findings = json::array();
-  for (auto& r : findings) out_findings.push_back(std::move(r.finding));
+  // Errors before warnings, then the most bytes first.
+  std::stable_sort(findings.begin(), findings.end(), [](const json& a, const json& b) {
+    const int sa = severity_rank(a), sb = severity_rank(b);
+    if (sa != sb) return sa < sb;
+    return a.value("bytes", uint64_t{0}) > b.value("bytes", uint64_t{0});
+  });
+  json by_kind = json::object(), by_severity = json::object();
+  for (const json& f : findings) {
+    by_kind[json_string(f, "kind")] = by_kind.value(json_string(f, "kind"), 0) + 1;
+    by_severity[json_string(f, "severity")] = by_severity.value(json_string(f, "severity"), 0) + 1;
+  }
+  json summary = {{"processes", processes.size()},
+                  {"findings", findings.size()},
+                  {"by_severity", by_severity},
+                  {"by_kind", by_kind},
+                  {"warnings", warnings.size()}};
   return {{"schema_version", kReportSchemaVersion},
           {"tool", "memlife"},
+          {"summary", summary},
           {"processes", procs},
           {"warnings", warnings},
-          {"findings", out_findings}};
+          {"findings", findings}};
 }
 
 bool validate_report(const json& r, std::string& error) {
@@ -134,15 +172,55 @@ bool load_report(const std::string& path, json& report, std::string& error) {
   return true;
 }
 
+std::string finding_fingerprint(const json& f) {
+  if (auto it = f.find("fingerprint"); it != f.end() && it->is_string()) return *it;
+  // What places the finding in the program: its kind, the op and group it
+  // names, and each stack's frames in the program's own files (base name
+  // and function: no pid, address, line number or checkout path, which
+  // change from run to run or with an unrelated edit).
+  std::string key = json_string(f, "kind");
+  if (auto e = f.find("evidence"); e != f.end() && e->is_object()) {
+    key += "|" + json_string(*e, "op");
+    if (auto s = e->find("stacks"); s != e->end() && s->is_array())
+      for (const json& stack : *s) {
+        key += "|";
+        if (!stack.is_array()) continue;
+        for (const json& frame : stack) {
+          const std::string file = json_string(frame, "file");
+          if (file.empty() || is_library_file(file)) continue;
+          key += basename_of(file) + ":" + json_string(frame, "function") + ";";
+        }
+      }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  return hex;
+}
+
+std::string ranks_text(const json& finding, size_t ranked_processes) {
+  auto ranks = finding.find("ranks");
+  if (ranks == finding.end() || !ranks->is_array() || ranks->empty()) {
+    auto rank = finding.find("rank");
+    return rank != finding.end() && rank->is_number() ? rank->dump() : "-";
+  }
+  if (ranks->size() == ranked_processes && ranks->size() > 1)
+    return "all (" + std::to_string(ranks->size()) + ")";
+  std::string text;
+  for (const json& r : *ranks) text += (text.empty() ? "" : ",") + r.dump();
+  return text;
+}
+
 std::string summary_table(const json& report) {
   std::ostringstream out;
   char line[512];
   out << "memlife: " << report["processes"].size() << " process(es), " << report["findings"].size()
       << " finding(s)\n";
+  size_t ranked = 0;
   for (const json& p : report["processes"]) {
+    ranked += p.value("rank", json(nullptr)).is_number();
     std::snprintf(line, sizeof line, "  pid %-8s rank %-4s steps %-5s peak %-12s allocs %-9s%s\n",
                   p.value("pid", json(0)).dump().c_str(),
-                  p.value("rank", json(nullptr)).dump().c_str(),
+                  ranks_text(p, 0).c_str(),
                   p.value("steps", json(0)).dump().c_str(),
                   format_bytes(p.value("peak_bytes", uint64_t{0})).c_str(),
                   p.value("allocations", json(0)).dump().c_str(),
@@ -156,8 +234,7 @@ std::string summary_table(const json& report) {
   for (const json& f : report["findings"]) {
     std::snprintf(line, sizeof line, "  %-20s %-8s %-6s %-12s %-6s ", f.value("kind", "").c_str(),
                   f.value("severity", "").c_str(),
-                  f.contains("ranks") ? ("[" + std::to_string(f["ranks"].size()) + "]").c_str()
-                                      : f.value("rank", json(nullptr)).dump().c_str(),
+                  ranks_text(f, ranked).c_str(),
                   format_bytes(f.value("bytes", uint64_t{0})).c_str(),
                   f.value("count", json(1)).dump().c_str());
     out << line << f.value("message", "") << "\n";

@@ -12,8 +12,8 @@ namespace memlife::analysis {
 
 inline constexpr int kReportSchemaVersion = 1;
 
-// Processes in input order; findings of all processes sorted by retained
-// bytes x time, heaviest first.
+// Processes in input order; findings of all processes, errors first, then
+// by bytes, each with its `fingerprint`; a `summary` of the counts.
 // `run_findings` are about several processes (cross-rank checks, findings
 // folded over every rank): rank null, "ranks" and "pids" set. `warnings`
 // (e.g. runs left out) go to the report's "warnings".
@@ -27,6 +27,15 @@ bool validate_report(const nlohmann::json& report, std::string& error);
 
 // Reads and validates a report file; one-line error on failure.
 bool load_report(const std::string& path, nlohmann::json& report, std::string& error);
+
+// A finding's stable identity: its "fingerprint" field, or for reports
+// without one, a hash of its kind, op and the program's own frames (file
+// base name and function), free of pids, addresses and line numbers. Used
+// by --baseline and JUnit.
+std::string finding_fingerprint(const nlohmann::json& finding);
+
+// Ranks of a finding or process for people: "0", "0,1", "all (8)", "-".
+std::string ranks_text(const nlohmann::json& finding_or_process, size_t ranked_processes);
 
 // One line per process and per finding, for a terminal.
 std::string summary_table(const nlohmann::json& report);
