@@ -215,7 +215,7 @@ std::string junit_xml(const json& report, const GateResult& result) {
     const json rank = p.value("rank", json(nullptr));
     const std::string suite =
         rank.is_number() ? "rank " + rank.dump() : "process " + std::to_string(index);
-  size_t failures = 0;
+    size_t failures = 0;
     std::ostringstream cases;
     for (const std::string& kind : all_finding_kinds()) {
       cases << "    <testcase classname=\"memlife." << xml_escape(suite) << "\" name=\"" << kind

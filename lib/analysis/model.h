@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "format/reader.h"
@@ -54,6 +55,9 @@ bool covers_storage(const Geometry& g, uint64_t storage_bytes);
 struct Tensor {
   uint64_t id = 0, storage_id = 0, data_address = 0;
   uint64_t flags = 0, base_tensor_id = 0, op_string = 0, stack_id = 0;
+  // The custom (non-aten) op the tensor was made inside, when its own op
+  // ran inside one (DeepCompile's dc::allgather_param slicing its buffer).
+  uint64_t made_in_op_string = 0;
   int64_t device = -1;
   Geometry geometry;
   When first_seen, last_seen;
@@ -83,6 +87,11 @@ struct Storage {
   LetGo let_go = LetGo::kNone;
   When let_go_at;
   uint64_t let_go_stack = 0;
+  // The custom op the owner let go inside (DeepCompile's dc::release_param
+  // running set_data in C++): the release site when the Python stack is
+  // compiled code.
+  uint64_t let_go_op_string = 0;
+  uint64_t let_go_op_id = 0;  // that op's call; 0 when none
   // Model::ops_begun when the owner let go: a free with no op begun since
   // is the owner's own release, not a residual holder's.
   uint64_t ops_at_let_go = 0;
@@ -165,6 +174,8 @@ struct Model {
   std::unordered_map<int64_t, uint64_t> live_bytes_by_device;
   uint64_t records = 0;
   uint64_t ops_begun = 0;
+  // Ops begun and not yet ended, by op id (all recording streams).
+  std::unordered_set<uint64_t> open_op_ids;
   // The Python reference path that reached each allocation (by its
   // allocation sequence number) when the program's holders were walked.
   std::unordered_map<uint64_t, HolderPath> holder_of_alloc;

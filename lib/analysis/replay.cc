@@ -1,6 +1,7 @@
 #include "analysis/replay.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "analysis/stacks.h"
 
@@ -112,14 +113,28 @@ bool Replayer::on_record(const Record& r) {
       break;
     case RecordKind::kTensor:
       on_tensor(r.tensor, at);
+      if (const uint64_t op = enclosing_custom_op(r.header.stream_id).second) {
+        auto t = m.tensors.find(r.tensor.tensor_id);
+        if (t != m.tensors.end() && t->second.first_seen.seq == at.seq)
+          t->second.made_in_op_string = op;
+      }
       break;
     case RecordKind::kOpBegin:
       on_op_begin(r.op_begin, at, r.header.stream_id);
       break;
-    case RecordKind::kOpEnd:
+    case RecordKind::kOpEnd: {
+      // Pop to the op that ended: a lost op_end must not wedge the stack.
+      m.open_op_ids.erase(r.op_end.op_id);
+      auto& open = open_ops_[r.header.stream_id];
+      for (size_t i = open.size(); i-- > 0;)
+        if (open[i].first == r.op_end.op_id) {
+          open.resize(i);
+          break;
+        }
       nesting_.op_end(r.header.stream_id, r.op_end.op_id);
       for (Detector* d : detectors_) d->on_op_end(m, r.op_end, r.header.stream_id);
       break;
+    }
     case RecordKind::kCollectiveIssue:
       on_collective_issue(r.collective_issue, at, r.header.stream_id);
       break;
@@ -273,6 +288,8 @@ void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint6
   Model& m = model_;
   ++m.ops_begun;
   nesting_.op_begin(stream, r.op_id, at.seq);
+  open_ops_[stream].emplace_back(r.op_id, r.name_string);
+  m.open_op_ids.insert(r.op_id);
   if (r.inputs.size >= 2 && m.str(r.name_string) == kSetDataOp) {
     auto t = m.tensors.find(r.inputs[0]);
     if (t != m.tensors.end()) {
@@ -286,11 +303,24 @@ void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint6
         s->second.let_go = LetGo::kRebound;
         s->second.let_go_at = at;
         s->second.let_go_stack = r.stack_id;
+        std::tie(s->second.let_go_op_id, s->second.let_go_op_string) = enclosing_custom_op(stream);
         s->second.ops_at_let_go = m.ops_begun;
       }
     }
   }
   for (Detector* d : detectors_) d->on_op_begin(m, r, at, stream);
+}
+
+std::pair<uint64_t, uint64_t> Replayer::enclosing_custom_op(uint64_t stream) const {
+  auto it = open_ops_.find(stream);
+  if (it == open_ops_.end()) return {0, 0};
+  for (const auto& [op_id, name] : it->second) {
+    const std::string_view n = model_.str(name);
+    if (n.find("::") != std::string_view::npos && !n.starts_with("aten::") &&
+        !n.starts_with("autograd::") && !n.starts_with("prims::"))
+      return {op_id, name};
+  }
+  return {0, 0};
 }
 
 void Replayer::on_segment(const format::SegmentRecord& r, bool is_alloc, const When& at) {

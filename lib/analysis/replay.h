@@ -3,6 +3,8 @@
 // tensors, tensors a census no longer lists) are dropped as the replay goes.
 #pragma once
 
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/collective_nesting.h"
@@ -30,6 +32,9 @@ class Replayer final : public format::RecordVisitor {
   void on_census_storage(const format::CensusStorageRecord& r);
   void on_segment(const format::SegmentRecord& r, bool is_alloc, const When& at);
   void bind_storage(Storage& s, uint64_t data_address);
+  // The outermost custom (non-aten) op open on `stream`, as (op id, name
+  // string); zeros when none.
+  std::pair<uint64_t, uint64_t> enclosing_custom_op(uint64_t stream) const;
 
   Model& model_;
   std::vector<Detector*> detectors_;
@@ -37,6 +42,8 @@ class Replayer final : public format::RecordVisitor {
   // call completes its inner layers too.
   CollectiveNesting nesting_;
   uint64_t next_synthetic_collective_ = uint64_t{1} << 63;
+  // Ops open on each recording stream, outermost first: (op id, name).
+  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> open_ops_;
 };
 
 // Replays the whole trace of `reader` into `model`.

@@ -219,8 +219,7 @@ std::string summary_table(const json& report) {
   for (const json& p : report["processes"]) {
     ranked += p.value("rank", json(nullptr)).is_number();
     std::snprintf(line, sizeof line, "  pid %-8s rank %-4s steps %-5s peak %-12s allocs %-9s%s\n",
-                  p.value("pid", json(0)).dump().c_str(),
-                  ranks_text(p, 0).c_str(),
+                  p.value("pid", json(0)).dump().c_str(), ranks_text(p, 0).c_str(),
                   p.value("steps", json(0)).dump().c_str(),
                   format_bytes(p.value("peak_bytes", uint64_t{0})).c_str(),
                   p.value("allocations", json(0)).dump().c_str(),
@@ -233,8 +232,7 @@ std::string summary_table(const json& report) {
   out << line;
   for (const json& f : report["findings"]) {
     std::snprintf(line, sizeof line, "  %-20s %-8s %-6s %-12s %-6s ", f.value("kind", "").c_str(),
-                  f.value("severity", "").c_str(),
-                  ranks_text(f, ranked).c_str(),
+                  f.value("severity", "").c_str(), ranks_text(f, ranked).c_str(),
                   format_bytes(f.value("bytes", uint64_t{0})).c_str(),
                   f.value("count", json(1)).dump().c_str());
     out << line << f.value("message", "") << "\n";

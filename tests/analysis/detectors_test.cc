@@ -136,6 +136,51 @@ TEST(ResidualView, SetDataOnLastReferenceFreesAtOnce) {
   EXPECT_TRUE(of_kind(s.analyze(), kResidualView).empty());
 }
 
+// DeepCompile 0.19.1 (H200 traces in traces/gpu/deepspeed): a custom op
+// allocates a parameter's buffer and returns views of it; another custom op
+// rebinds the buffer's tensor (set_data in C++) while the compiled graph
+// still holds the views, which die with the graph, after the release op
+// ended and with no op in between. One finding for every parameter and
+// every call site of the compiled code; none when the release frees the
+// buffer while it runs (0.19.2).
+TEST(ResidualView, ReleaseInsideACustomOpIsOnePatternWhateverTheCallSite) {
+  for (const bool freed_inside_release : {false, true}) {
+    Synth s;
+    for (uint64_t p = 0; p < 3; ++p) {
+      const uint64_t address = kA + p * 0x100000, buffer = 10 * p + 1, view = 10 * p + 2;
+      const uint64_t gather_line = s.stack("/tmp/torchinductor_root/ab/cab.py", 100 + p, "call");
+      const uint64_t release_line = s.stack("/tmp/torchinductor_root/ab/cab.py", 200 + p, "call");
+      s.in_op("dc::allgather_param", [&] {
+        s.alloc(address, 8192);
+        s.tensor(buffer, buffer, address, 8192, 2048, 0, 0, "aten::empty");
+        s.tensor(view, buffer, address, 8192, 2048, kTensorIsView, buffer, "aten::slice",
+                 gather_line);
+      });
+      s.op("aten::mm", {view});
+      s.in_op("dc::release_param", [&] {
+        s.tensor(view + 5, view + 5, 0, 0, 0);
+        s.op(std::string(kSetDataOp), {buffer, view + 5}, {}, release_line);
+        if (freed_inside_release) s.free(address, 8192);
+      });
+      if (!freed_inside_release) s.free(address, 8192);  // the graph drops its views
+    }
+    const auto found = of_kind(s.analyze(), kResidualView);
+    if (freed_inside_release) {
+      EXPECT_TRUE(found.empty());
+      continue;
+    }
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].count, 3u);
+    EXPECT_EQ(found[0].evidence["total_bytes"], 3u * 8192);
+    EXPECT_EQ(found[0].evidence["bytes_per_step"], 3u * 8192);
+    EXPECT_EQ(found[0].bytes, 8192u);  // one buffer held at a time
+    const auto& tensors = found[0].evidence["tensors"];
+    EXPECT_EQ(tensors[0]["made_in_op"], "dc::allgather_param");
+    EXPECT_EQ(tensors.back()["let_go_in_op"], "dc::release_param");
+    EXPECT_NE(found[0].message.find("inside dc::release_param"), std::string::npos);
+  }
+}
+
 TEST(UnwaitedCollective, CountsIssuesNeverWaited) {
   Synth s(0);
   const uint64_t issue_stack = s.stack("train.py", 30, "step");

@@ -7,6 +7,8 @@
 // storage's free when that came later than the owner's let-go.
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,6 +24,7 @@ constexpr uint64_t kMinWastedBytes = uint64_t{64} * 1024;
 
 struct ViewInfo {
   uint64_t tensor_id = 0, op_string = 0, stack_id = 0, flags = 0, reachable = 0;
+  uint64_t made_in_op_string = 0;  // the custom op it was made inside, if any
 };
 
 struct Episode {
@@ -32,6 +35,7 @@ struct Episode {
   LetGo let_go = LetGo::kNone;
   When let_go_at, seen_at, end_at;
   uint64_t let_go_stack = 0;
+  uint64_t let_go_op_string = 0;  // the custom op the owner let go inside, if any
   bool freed = false;
   std::vector<uint64_t> census_steps;
   std::vector<ViewInfo> views;
@@ -74,6 +78,7 @@ class ResidualView final : public Detector {
           v.op_string = t->op_string;
           v.stack_id = t->stack_id;
           v.flags = t->flags;
+          v.made_in_op_string = t->made_in_op_string;
           if (t->storage_id == e.storage_id) {
             r = reachable_range(t->geometry);
             v.reachable = std::min(h.reachable_bytes ? h.reachable_bytes : ~uint64_t{0},
@@ -113,6 +118,7 @@ class ResidualView final : public Detector {
           ep.let_go = s->let_go;
           ep.let_go_at = s->let_go_at;
           ep.let_go_stack = s->let_go_stack;
+          ep.let_go_op_string = s->let_go_op_string;
         } else {
           ep.let_go = alive.count(owner) ? LetGo::kRebound : LetGo::kDied;
           ep.let_go_at = c.begin;
@@ -136,7 +142,13 @@ class ResidualView final : public Detector {
     }
     // No census saw it, but the owner let go and something other than the
     // owner's release freed it later: its views held it meanwhile.
-    if (s->let_go != LetGo::kRebound || m.ops_begun <= s->ops_at_let_go) return;
+    // The owner's own release frees it at once: within the custom op it let
+    // go in (while that op runs), or with no op begun since a `t.data = x`
+    // of Python (the old storage dies right after the op).
+    if (s->let_go != LetGo::kRebound) return;
+    const bool own_release = s->let_go_op_id ? m.open_op_ids.count(s->let_go_op_id) != 0
+                                             : m.ops_begun <= s->ops_at_let_go;
+    if (own_release) return;
     std::vector<ByteRange> ranges;
     std::vector<ViewInfo> views;
     uint64_t addressed = 0;
@@ -145,7 +157,8 @@ class ResidualView final : public Detector {
       const Tensor* t = m.tensor(tid);
       if (!t || t->storage_id != s->id) continue;
       ranges.push_back(reachable_range(t->geometry));
-      views.push_back({tid, t->op_string, t->stack_id, t->flags, addressed_bytes(t->geometry)});
+      views.push_back({tid, t->op_string, t->stack_id, t->flags, addressed_bytes(t->geometry),
+                       t->made_in_op_string});
       addressed += views.back().reachable;
     }
     if (views.empty()) return;
@@ -164,6 +177,7 @@ class ResidualView final : public Detector {
     ep.let_go = s->let_go;
     ep.let_go_at = s->let_go_at;
     ep.let_go_stack = s->let_go_stack;
+    ep.let_go_op_string = s->let_go_op_string;
     ep.seen_at = at;
     ep.end_at = at;
     ep.freed = true;
@@ -173,12 +187,24 @@ class ResidualView final : public Detector {
   void finish(const Model& m, bool truncated, StackResolver& stacks,
               std::vector<Finding>& out) override {
     // One finding per pattern: the same views made at the same lines and
-    // released at the same line, however many storages it hit.
+    // released at the same line, however many storages it hit. A release
+    // inside a custom op (dc::release_param) is that op's, wherever the
+    // compiled code calling it sits: one finding for every parameter.
     std::map<std::string, std::vector<const Episode*>> groups;
     for (auto& [id, ep] : episodes_) {
       if (!ep.freed) ep.end_at = When{~uint64_t{0} >> 1, m.last_time_ns, m.current_step};
-      std::string key = stacks.key(ep.let_go_stack);
-      for (const ViewInfo& v : ep.views) key += "|" + stacks.key(v.stack_id);
+      std::string key;
+      if (ep.let_go_op_string) {
+        std::set<std::string_view> made_by;
+        for (const ViewInfo& v : ep.views)  // a tensor whose op was not seen adds nothing
+          if (v.made_in_op_string || v.op_string)
+            made_by.insert(m.str(v.made_in_op_string ? v.made_in_op_string : v.op_string));
+        key = "op:" + std::string(m.str(ep.let_go_op_string));
+        for (std::string_view op : made_by) key += "|" + std::string(op);
+      } else {
+        key = stacks.key(ep.let_go_stack);
+        for (const ViewInfo& v : ep.views) key += "|" + stacks.key(v.stack_id);
+      }
       groups[key].push_back(&ep);
     }
     for (auto& [key, eps] : groups) {
@@ -196,8 +222,10 @@ class ResidualView final : public Detector {
       // (a view of each step's batch, dropped at the next) count once.
       f.bytes = peak_concurrent_bytes(eps);
       uint64_t total_bytes = 0;
+      std::map<uint64_t, uint64_t> bytes_by_step;  // step of the let-go -> bytes
       for (const Episode* ep : eps) {
         total_bytes += ep->bytes;
+        bytes_by_step[ep->let_go_at.step] += ep->bytes;
         f.retains.push_back({ep->alloc_seq, ep->bytes});
         reach += ep->reachable;
         const uint64_t held = ep->end_at.time_ns > ep->let_go_at.time_ns
@@ -217,27 +245,36 @@ class ResidualView final : public Detector {
       std::sort(census_steps.begin(), census_steps.end());
       census_steps.erase(std::unique(census_steps.begin(), census_steps.end()), census_steps.end());
       nlohmann::json tensors = nlohmann::json::array();
-      std::string view_line, view_op;
+      std::string view_line, view_op, view_made_in;
       uint64_t view_count = 0;
       for (const Episode* ep : eps) view_count += ep->views.size();
       for (const ViewInfo& v : first.views) {
         tensors.push_back({{"tensor_id", v.tensor_id},
                            {"role", "view"},
                            {"op", std::string(m.str(v.op_string))},
+                           {"made_in_op", v.made_in_op_string ? nlohmann::json(std::string(
+                                                                    m.str(v.made_in_op_string)))
+                                                              : nlohmann::json(nullptr)},
                            {"is_view", (v.flags & kTensorIsView) != 0},
                            {"reachable_bytes", v.reachable},
                            {"stack", stacks.frames(v.stack_id)}});
         if (view_line.empty()) {
           view_line = stacks.user_line(v.stack_id);
           view_op = std::string(m.str(v.op_string));
+          if (v.made_in_op_string)
+            view_made_in = " inside " + std::string(m.str(v.made_in_op_string));
         }
       }
       const char* how = first.let_go == LetGo::kRebound ? "rebound (t.data = ...)" : "died";
-      tensors.push_back({{"tensor_id", first.owner},
-                         {"role", "owner"},
-                         {"let_go", first.let_go == LetGo::kRebound ? "rebound" : "died"},
-                         {"let_go_step", first.let_go_at.step},
-                         {"stack", stacks.frames(first.let_go_stack)}});
+      tensors.push_back(
+          {{"tensor_id", first.owner},
+           {"role", "owner"},
+           {"let_go", first.let_go == LetGo::kRebound ? "rebound" : "died"},
+           {"let_go_step", first.let_go_at.step},
+           {"let_go_in_op", first.let_go_op_string
+                                ? nlohmann::json(std::string(m.str(first.let_go_op_string)))
+                                : nlohmann::json(nullptr)},
+           {"stack", stacks.frames(first.let_go_stack)}});
       const std::string let_go_line = stacks.user_line(first.let_go_stack);
       f.evidence["storage"] = storages.front();
       f.evidence["storages"] = storages;
@@ -252,12 +289,22 @@ class ResidualView final : public Detector {
            stacks.frames(first.let_go_stack), stacks.frames(first.alloc_stack)});
       f.evidence["stack_roles"] = {"view", "owner_let_go", "allocation"};
       f.evidence["total_bytes"] = total_bytes;
+      // What one step of a loop loses to the pattern: the bytes its
+      // let-gos left to views, the median over the steps they happened in.
+      std::vector<uint64_t> per_step;
+      for (const auto& [step, bytes] : bytes_by_step) per_step.push_back(bytes);
+      std::sort(per_step.begin(), per_step.end());
+      f.evidence["bytes_per_step"] = per_step[per_step.size() / 2];
+      f.evidence["let_go_steps"] = bytes_by_step.size();
+      const std::string let_go_op =
+          first.let_go_op_string ? " inside " + std::string(m.str(first.let_go_op_string)) : "";
       f.message = std::to_string(f.count) + " storage(s) of " + format_bytes(total_bytes) +
                   (total_bytes != f.bytes ? " (" + format_bytes(f.bytes) + " at once)" : "") +
                   " kept alive by " + std::to_string(view_count) + " view(s) reaching " +
-                  format_bytes(reach) + " after the owner " + how +
+                  format_bytes(reach) + " after the owner " + how + let_go_op +
                   (let_go_line.empty() ? "" : " at " + let_go_line) + "; view made by " +
-                  (view_op.empty() ? "?" : view_op) + (view_line.empty() ? "" : " at " + view_line);
+                  (view_op.empty() ? "?" : view_op) + view_made_in +
+                  (view_line.empty() ? "" : " at " + view_line);
       out.push_back(std::move(f));
     }
   }
