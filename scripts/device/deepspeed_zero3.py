@@ -61,12 +61,12 @@ if history:
     torch.cuda.memory._record_memory_history(max_entries=200000, context="all", stacks="all")
 
 # The ground truth of seed 000 (--history runs only): DeepCompile's release
-# op, wrapped where the compiled graph looks it up (torch.ops.dc...default,
+# op, wrapped where the compiled code looks it up (torch.ops.dc...default,
 # an inductor fallback kernel). On a parameter's final release (its use
-# count, counted as the C++ executor counts it, reaches 0), the bytes its
-# gathered buffer still holds are the bytes the release failed to free:
-# the buffer's storage as the released view still sees it, unless the
-# release freed it (0.19.2 resizes it to 0 bytes).
+# count, counted as the C++ executor counts it, reaches 0) the gathered
+# buffer (the parameter's full size) should be freed: the bytes of it that
+# torch.cuda.memory_allocated() does not lose across the call are the bytes
+# the release left allocated. 0.19.2 frees them there (resize to 0 bytes).
 releases = []
 
 
@@ -74,30 +74,28 @@ def wrap_release():
     """After the first step: the graph passes compare node targets with the
     real op, the compiled code looks it up when it runs."""
     real = torch.ops.dc.release_param.default
+    gathered = {p.ds_id: p.ds_numel * p.ds_tensor.element_size() for p in engine.module.parameters()}
     use_count = {}
 
     class Release:
         default = None
 
-        def __call__(self, view, graph_id, ds_id, n_users):
+        def __call__(self, dummy, graph_id, ds_id, n_users):
             before = torch.cuda.memory_allocated()
-            out = real(view, graph_id, ds_id, n_users)
+            out = real(dummy, graph_id, ds_id, n_users)
             freed = before - torch.cuda.memory_allocated()
             if use_count.get(ds_id, 0) == 0:
                 use_count[ds_id] = n_users
             use_count[ds_id] -= 1
             if use_count[ds_id] == 0:
-                storage = view.untyped_storage()
                 phase = "backward" if torch._C._current_autograd_node() is not None else "forward"
-                releases.append({"ds_id": ds_id, "kept": storage.nbytes(), "freed": freed,
-                                 "buffer": storage.data_ptr(), "phase": phase})
+                releases.append({"ds_id": ds_id, "gathered": gathered[ds_id], "freed": freed,
+                                 "phase": phase})
             return out
 
     packet = Release()
     Release.default = packet
     torch.ops.dc.release_param = packet
-
-
 
 
 def gathered_bytes_alive():
@@ -126,11 +124,12 @@ for step in range(6):
     if history:
         line["gathered_alive"] = gathered_bytes_alive()
         line["final_releases"] = len(releases)
-        line["kept_after_final_release"] = sum(r["kept"] for r in releases)
-        for phase in ("forward", "backward"):
-            line["kept_" + phase] = sum(r["kept"] for r in releases if r["phase"] == phase)
-        line["distinct_buffers_kept"] = len({r["buffer"] for r in releases if r["kept"]})
+        line["gathered_at_final_release"] = sum(r["gathered"] for r in releases)
         line["freed_at_final_release"] = sum(r["freed"] for r in releases)
+        line["left_allocated_by_final_release"] = sum(max(r["gathered"] - r["freed"], 0) for r in releases)
+        for phase in ("forward", "backward"):
+            line["left_allocated_" + phase] = sum(
+                max(r["gathered"] - r["freed"], 0) for r in releases if r["phase"] == phase)
         releases.clear()
     print("STEP", json.dumps(line), flush=True)
     if history and mode == "compile" and step == 0:

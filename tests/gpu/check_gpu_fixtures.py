@@ -110,6 +110,43 @@ for name, wanted in GPU_CORPUS.items():
             expect(abs(f["bytes"] - nbytes) <= 0.05 * nbytes,
                    f"corpus/{name}: {kind} of {f['bytes']} B, the program measured {nbytes} B")
 
+# Seed 000 in the real framework (scripts/device/deepspeed_corpus.sh): DeepSpeed
+# ZeRO-3 on one H200, 4 x Linear(1024, 1024) in bf16, 6 steps. With
+# DeepCompile, 0.19.1's dc::release_param rebinds the gathered parameter
+# (set_data) while the compiled graph's views still hold the buffer; the
+# program measured, around each final release (truth_compile.txt), 14,688,256
+# bytes per step left allocated (8,396,800 by the forward's releases, all held
+# until the forward graph ends), 0.19.2 none. Eager ZeRO-3 has no such path.
+DEEPSPEED_LEFT_PER_STEP = 14_688_256
+DEEPSPEED_LEFT_FORWARD = 8_396_800
+
+
+def deepspeed_findings(name):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([memlife, "analyze", str(traces / "deepspeed" / name), "-o", out.name],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return json.load(open(out.name))["findings"]
+
+
+ds = deepspeed_findings("ds0.19.1_compile")
+expect([f["kind"] for f in ds] == ["residual_view"],
+       f"deepspeed 0.19.1 compile: one residual_view, got {[(f['kind'], f['message'][:150]) for f in ds]}")
+if ds:
+    e = ds[0]["evidence"]
+    expect(e["bytes_per_step"] == DEEPSPEED_LEFT_PER_STEP,
+           f"deepspeed 0.19.1: {e['bytes_per_step']} B per step, the program measured {DEEPSPEED_LEFT_PER_STEP}")
+    expect(ds[0]["bytes"] == DEEPSPEED_LEFT_FORWARD,
+           f"deepspeed 0.19.1: {ds[0]['bytes']} B at once, the forward left {DEEPSPEED_LEFT_FORWARD}")
+    owner = [t for t in e["tensors"] if t["role"] == "owner"]
+    views = [t for t in e["tensors"] if t["role"] == "view"]
+    expect(owner and owner[0]["let_go"] == "rebound" and owner[0]["let_go_in_op"] == "dc::release_param",
+           f"deepspeed 0.19.1: owner rebound inside dc::release_param, got {owner}")
+    expect(any(v.get("made_in_op") == "dc::allgather_param" for v in views),
+           f"deepspeed 0.19.1: a view made inside dc::allgather_param, got {views}")
+for name in ("ds0.19.2_compile", "ds0.19.1_eager", "ds0.19.2_eager"):
+    got = deepspeed_findings(name)
+    expect(not got, f"deepspeed {name}: no finding, got {[(f['kind'], f['message'][:150]) for f in got]}")
+
 for f in failures:
     print("FAIL:", f)
 print("ok" if not failures else f"{len(failures)} failure(s)")
