@@ -1,6 +1,7 @@
 // The gate: default kinds, --fail-on, --max-bytes, suppressions, baseline,
 // JUnit, and the exit codes of `memlife check` itself.
 #include "analysis/check.h"
+#include "analysis/report.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -111,6 +112,68 @@ TEST(JUnit, OneCasePerKindPerProcess) {
   EXPECT_EQ(cases, all_finding_kinds().size());
   EXPECT_NE(xml.find("name=\"residual_view\">\n      <failure"), std::string::npos) << xml;
   EXPECT_NE(xml.find("failures=\"1\""), std::string::npos);
+}
+
+TEST(JUnit, SuitesAreNamedByRankNeverByPid) {
+  auto r = report({finding(kResidualView, 100, "a.py", "f")});
+  const std::string first = junit_xml(r, apply_gate(r, {}));
+  r["processes"][0]["pid"] = 8;  // the next CI run
+  r["findings"][0]["pid"] = 8;
+  EXPECT_EQ(junit_xml(r, apply_gate(r, {})), first);
+  EXPECT_NE(first.find("classname=\"memlife.rank 0\""), std::string::npos) << first;
+  EXPECT_EQ(first.find("pid"), std::string::npos) << first;
+}
+
+TEST(Fingerprint, SameFindingInAnotherRunOrCheckoutHasTheSameFingerprint) {
+  const auto a = finding(kResidualView, 100, "/home/ci/run1/train.py", "step");
+  auto b = finding(kResidualView, 4096, "/builds/run2/train.py", "step", 3);
+  b["pid"] = 99;
+  b["evidence"]["stacks"][0][0]["line"] = 120;
+  // Library frames (torch's own) do not place a finding in the program.
+  b["evidence"]["stacks"][0].push_back(
+      {{"file", "/usr/lib/python3/site-packages/torch/nn/modules/module.py"},
+       {"line", 1},
+       {"function", "_call_impl"}});
+  EXPECT_EQ(finding_fingerprint(a), finding_fingerprint(b));
+  EXPECT_EQ(finding_fingerprint(a).size(), 16u);
+  EXPECT_NE(finding_fingerprint(a),
+            finding_fingerprint(finding(kResidualView, 100, "train.py", "evaluate")));
+  EXPECT_NE(finding_fingerprint(a),
+            finding_fingerprint(finding(kStepGrowth, 100, "train.py", "step")));
+}
+
+TEST(Report, ErrorsFirstThenBytesWithSummaryAndFingerprints) {
+  ProcessAnalysis p;
+  p.rank = 0;
+  auto add = [&](const char* kind, uint64_t bytes, uint64_t retained_ns) {
+    Finding f;
+    f.kind = kind;
+    f.severity = default_severity(kind);
+    f.bytes = bytes;
+    f.retained_ns = retained_ns;
+    p.findings.push_back(f);
+  };
+  add(kUnexplainedHolder, 16 * 1024, 1'000'000'000);  // a warning held long
+  add(kResidualView, 1024, 1);
+  add(kStepGrowth, 1200 * 1024, 1);
+  const auto r = make_report({p});
+  std::vector<std::string> order;
+  for (const auto& f : r["findings"]) {
+    order.push_back(f["kind"]);
+    EXPECT_TRUE(f["fingerprint"].is_string());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{kStepGrowth, kResidualView, kUnexplainedHolder}));
+  EXPECT_EQ(r["summary"]["findings"], 3);
+  EXPECT_EQ(r["summary"]["by_severity"]["error"], 2);
+  EXPECT_EQ(r["summary"]["by_severity"]["warning"], 1);
+  EXPECT_EQ(r["summary"]["by_kind"][kStepGrowth], 1);
+}
+
+TEST(Report, RanksForPeople) {
+  EXPECT_EQ(ranks_text({{"rank", 1}}, 2), "1");
+  EXPECT_EQ(ranks_text({{"rank", nullptr}}, 2), "-");
+  EXPECT_EQ(ranks_text({{"rank", nullptr}, {"ranks", {0, 1}}}, 2), "all (2)");
+  EXPECT_EQ(ranks_text({{"rank", nullptr}, {"ranks", {0, 2}}}, 4), "0,2");
 }
 
 // The executable: exit codes 0, 1 and 2.
