@@ -24,7 +24,7 @@ int memlife_active(void) {
 
 void memlife_mark_step(const char* label) {
   ReentryGuard guard;
-  if (guard.entered()) mark_step(label_of(label));
+  if (guard.entered()) mark_step(label_of(label), StepSource::kProgram);
 }
 
 void memlife_mark(const char* label) {

@@ -30,6 +30,8 @@ std::atomic<uint64_t> g_seq{0};
 std::atomic<uint64_t> g_ids{0};
 std::atomic<uint64_t> g_streams{0};
 std::atomic<uint64_t> g_step{0};
+std::atomic<bool> g_program_marks_steps{false};
+std::atomic<bool> g_last_step_from_optimizer{false};
 std::atomic<ThreadWriter*> g_writers{nullptr};
 
 std::mutex g_start_mutex;
@@ -355,7 +357,17 @@ const PluginHooks& plugin() { return g_plugin; }
 
 uint64_t current_step() { return g_step.load(std::memory_order_relaxed); }
 
-void mark_step(std::string_view label) {
+void mark_step(std::string_view label, StepSource source) {
+  if (source == StepSource::kProgram) {
+    // The program's first own mark closes the iteration an optimizer step
+    // may already have closed: that step was this iteration's.
+    if (!g_program_marks_steps.exchange(true, std::memory_order_relaxed) &&
+        g_last_step_from_optimizer.load(std::memory_order_relaxed))
+      return;
+  } else if (g_program_marks_steps.load(std::memory_order_relaxed)) {
+    return;
+  }
+  g_last_step_from_optimizer.store(source == StepSource::kOptimizer, std::memory_order_relaxed);
   ThreadWriter* w = current_thread_writer();
   if (w == nullptr) return;
   const uint64_t step = g_step.fetch_add(1) + 1;

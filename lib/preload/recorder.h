@@ -132,9 +132,15 @@ uint64_t capture_stack(ThreadWriter& w, int native_skip);
 
 // Current step number (incremented by each step mark).
 uint64_t current_step();
+// Where a step mark comes from. With --steps auto, optimizer steps mark
+// steps until the program marks its own (memlife.mark_step): from then on
+// only the program's marks count, so a loop that does both counts one step
+// per iteration.
+enum class StepSource : uint8_t { kOptimizer, kProgram };
 // Marks a step boundary: writes the mark and, when the plugin is loaded and
-// settings allow, a census.
-void mark_step(std::string_view label);
+// settings allow, a census. An optimizer step after the program's first own
+// mark is ignored.
+void mark_step(std::string_view label, StepSource source);
 
 // Records the rank once a process group tells it (rank -1 keeps the old).
 void set_process_identity(int64_t rank, int64_t local_rank, int64_t world_size,

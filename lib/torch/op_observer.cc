@@ -81,8 +81,8 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
   // op (DeepSpeed's dc::*): what runs inside them is recorded.
   const bool engine_node = n.substr(0, kEngineNodePrefix.size()) == kEngineNodePrefix &&
                            n.find("CompiledFunction") == std::string_view::npos;
-  result.function = fn.scope() == at::RecordScope::FUNCTION &&
-                    (n.substr(0, 6) == "aten::" || engine_node);
+  result.function =
+      fn.scope() == at::RecordScope::FUNCTION && (n.substr(0, 6) == "aten::" || engine_node);
   // Only aten ops: an autograd engine node (DDP's reducer issues its
   // all-reduces from a hook inside AccumulateGrad), a custom op (DeepSpeed's
   // dc::*) or a profiler range may run collectives, which must never be
@@ -463,7 +463,7 @@ void end_op(const at::RecordFunction& fn) {
   const OpKind kind = f.kind;
   ts.depth = index;
   if (kind == OpKind::kOptimizerStep && rec::settings().steps_from_optimizer) {
-    rec::mark_step(fn.name());
+    rec::mark_step(fn.name(), rec::StepSource::kOptimizer);
   }
 }
 

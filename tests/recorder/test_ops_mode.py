@@ -48,3 +48,58 @@ def test_all_observes_nested_ops(tmp_path):
     assert proc.returncode == 0, proc.stderr + proc.stdout
     # The scalar add's wrapped 1 is converted by nested ops: seen there.
     assert NESTED_OPS & tensor_ops(t), tensor_ops(t)
+
+
+INSIDE_FUNCTION = """
+import torch
+
+
+class Scale(torch.autograd.Function):
+    # torch.compile runs a whole compiled graph inside one such apply
+    # (CompiledFunction): the program's own ops run in there.
+    @staticmethod
+    def forward(ctx, x):
+        return x.mul(2)[1:33]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.new_zeros(64)
+
+
+x = torch.randn(64, requires_grad=True)
+for _ in range(5):
+    y = Scale.apply(x)
+"""
+
+
+def test_top_records_the_ops_an_autograd_function_runs(tmp_path):
+    proc, (t,) = run_script(tmp_path, INSIDE_FUNCTION)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    names = op_names(t)
+    assert "Scale" in names, sorted(set(names))
+    # Recorded although they run inside the Function's range, and the
+    # view they make is attributed to its own op.
+    assert names.count("aten::mul") >= 5 and names.count("aten::slice") >= 5, sorted(set(names))
+    assert "aten::slice" in {v["op"] for v in t.of("tensor") if v["is_view"]}
+
+
+BOTH_STEP_SIGNALS = """
+import torch
+import memlife
+
+model = torch.nn.Linear(8, 8)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(4):   # optimizer steps mark steps until the program marks its own
+    opt.step()
+for _ in range(6):
+    model(torch.randn(2, 8)).sum().backward()
+    opt.step()
+    memlife.mark_step()
+"""
+
+
+def test_one_step_per_iteration_when_a_loop_gives_both_step_signals(tmp_path):
+    proc, (t,) = run_script(tmp_path, BOTH_STEP_SIGNALS)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    steps = [m["step"] for m in t.of("mark") if m["kind"] == "step"]
+    assert steps == list(range(1, 11)), steps
