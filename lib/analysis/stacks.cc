@@ -4,12 +4,22 @@
 
 namespace memlife::analysis {
 
+namespace {
+
+// memlife's own Python side (its API and the hooks it installs): never a
+// frame of the program's stacks.
+bool is_memlife_file(std::string_view file) {
+  return file.find("/memlife/__init__.py") != std::string_view::npos ||
+         file.find("/memlife/_holders.py") != std::string_view::npos ||
+         file.find("/memlife/autoload/") != std::string_view::npos;
+}
+
+}  // namespace
+
 bool is_library_file(std::string_view file) {
   const bool installed = file.find("-packages/") != std::string_view::npos;
   const bool stdlib = file.find("/lib/python3") != std::string_view::npos;
-  const bool memlife = file.find("/memlife/__init__.py") != std::string_view::npos ||
-                       file.find("/memlife/autoload/") != std::string_view::npos;
-  return installed || stdlib || memlife || file.starts_with("<frozen");
+  return installed || stdlib || is_memlife_file(file) || file.starts_with("<frozen");
 }
 
 nlohmann::json StackResolver::frames(uint64_t stack_id, size_t max_native) {
@@ -18,7 +28,7 @@ nlohmann::json StackResolver::frames(uint64_t stack_id, size_t max_native) {
   if (it == model_.stacks.end()) return out;
   for (uint64_t frame_id : it->second.python_frames) {
     auto f = model_.frames.find(frame_id);
-    if (f == model_.frames.end()) continue;
+    if (f == model_.frames.end() || is_memlife_file(model_.str(f->second.file_string))) continue;
     out.push_back({{"file", std::string(model_.str(f->second.file_string))},
                    {"line", f->second.line},
                    {"function", std::string(model_.str(f->second.function_string))}});

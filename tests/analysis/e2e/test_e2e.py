@@ -117,3 +117,21 @@ def test_residual_view_of_a_cxx_registry(traced, mode, bytes_, reach):
 def test_cxx_registry_release_that_frees(traced):
     report = traced("cxx_registry.py", _test_ops_lib(), "free")
     assert report["findings"] == [], [f["message"] for f in report["findings"]]
+
+
+def test_expect_freed_names_the_programs_line_not_memlifes(traced):
+    report = traced("expect_freed_cache.py", "keep")
+    found = of_kind(report, "expect_freed")
+    assert found, report["findings"]
+    stacks = [s for f in found for s in f["evidence"]["stacks"]]
+    # memlife's own API frame (memlife/__init__.py) never shows: the first
+    # frame of the mark's stack is the program's call.
+    frames = [fr for s in stacks for fr in s if fr.get("file")]
+    assert not [fr for fr in frames if "/memlife/" in fr["file"]], frames
+    expect = line_of("expect_freed_cache.py", "EXPECT_LINE")
+    assert any(s and s[0].get("file", "").endswith("expect_freed_cache.py") and s[0]["line"] == expect
+               for s in stacks), stacks
+
+
+def test_expect_freed_kept_promise(traced):
+    assert of_kind(traced("expect_freed_cache.py", "drop"), "expect_freed") == []
