@@ -6,7 +6,9 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/json_input.h"
 #include "analysis/stacks.h"
+#include "analysis/terminal_text.h"
 
 namespace memlife::analysis {
 
@@ -164,10 +166,7 @@ bool validate_report(const json& r, std::string& error) {
 }
 
 bool load_report(const std::string& path, json& report, std::string& error) {
-  std::ifstream in(path);
-  if (!in) return error = path + ": cannot open", false;
-  report = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (report.is_discarded()) return error = path + ": not valid JSON", false;
+  if (!read_json_file(path, report, error)) return false;
   if (!validate_report(report, error)) return error = path + ": " + error, false;
   return true;
 }
@@ -210,7 +209,9 @@ std::string ranks_text(const json& finding, size_t ranked_processes) {
   return text;
 }
 
-std::string summary_table(const json& report) {
+namespace {
+
+std::string summary_table_raw(const json& report) {
   std::ostringstream out;
   char line[512];
   out << "memlife: " << report["processes"].size() << " process(es), " << report["findings"].size()
@@ -219,8 +220,7 @@ std::string summary_table(const json& report) {
   for (const json& p : report["processes"]) {
     ranked += p.value("rank", json(nullptr)).is_number();
     std::snprintf(line, sizeof line, "  pid %-8s rank %-4s steps %-5s peak %-12s allocs %-9s%s\n",
-                  p.value("pid", json(0)).dump().c_str(),
-                  ranks_text(p, 0).c_str(),
+                  p.value("pid", json(0)).dump().c_str(), ranks_text(p, 0).c_str(),
                   p.value("steps", json(0)).dump().c_str(),
                   format_bytes(p.value("peak_bytes", uint64_t{0})).c_str(),
                   p.value("allocations", json(0)).dump().c_str(),
@@ -233,13 +233,19 @@ std::string summary_table(const json& report) {
   out << line;
   for (const json& f : report["findings"]) {
     std::snprintf(line, sizeof line, "  %-20s %-8s %-6s %-12s %-6s ", f.value("kind", "").c_str(),
-                  f.value("severity", "").c_str(),
-                  ranks_text(f, ranked).c_str(),
+                  f.value("severity", "").c_str(), ranks_text(f, ranked).c_str(),
                   format_bytes(f.value("bytes", uint64_t{0})).c_str(),
                   f.value("count", json(1)).dump().c_str());
     out << line << f.value("message", "") << "\n";
   }
   return out.str();
+}
+
+}  // namespace
+
+// Names and messages come from the traces: escaped for the terminal.
+std::string summary_table(const json& report) {
+  return terminal_safe(summary_table_raw(report), /*keep_newlines=*/true);
 }
 
 }  // namespace memlife::analysis
