@@ -1,6 +1,7 @@
 #include "child_process.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +85,7 @@ int run_child(const std::string& executable, const std::vector<std::string>& arg
 
   install_forwarding();
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     std::fprintf(stderr, "memlife run: fork failed: %s\n", std::strerror(errno));
@@ -92,6 +94,12 @@ int run_child(const std::string& executable, const std::vector<std::string>& arg
   }
   if (pid == 0) {
     restore_default_signals();
+    // The child dies with memlife: a SIGKILLed `memlife run` must not leave
+    // the traced command running orphaned. The flag survives execve (the
+    // command is not set-uid). If memlife died before prctl took effect the
+    // child has been re-parented already: exit like it would have been killed.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(128 + SIGKILL);
     ::execve(executable.c_str(), child_argv.data(), child_env.data());
     const char* reason = std::strerror(errno);
     const char* prefix = "memlife run: cannot execute ";

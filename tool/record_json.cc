@@ -401,7 +401,9 @@ void RecordJson::add_fields(const Record& record, Json& out) {
 }
 
 std::string to_line(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // ASCII only: \u escapes for DEL and C1 controls too, so a jsonl line
+  // shown on a terminal cannot carry an escape sequence (issue 15 item 7).
+  return json.dump(-1, ' ', true, Json::error_handler_t::replace);
 }
 
 }  // namespace memlife::tool

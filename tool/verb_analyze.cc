@@ -3,12 +3,14 @@
 // writes the JSON report and prints a summary table.
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "analysis/analyze.h"
 #include "analysis/cross_rank.h"
+#include "analysis/redact.h"
 #include "analysis/report.h"
+#include "analysis/terminal_text.h"
+#include "output_file.h"
 #include "verbs.h"
 
 namespace memlife::tool {
@@ -21,6 +23,7 @@ void register_analyze_verb(CLI::App& app) {
     unsigned jobs = 0;
     std::string run_id;
     bool all_runs = false;
+    bool keep_secrets = false;
     double imbalance_ratio = 0.25;
     uint64_t imbalance_min_bytes = 1u << 20;
   };
@@ -35,6 +38,9 @@ void register_analyze_verb(CLI::App& app) {
                    "analyze the traces of this run id (default: the newest run among the inputs)");
   verb->add_flag("--all-runs", args->all_runs,
                  "analyze the traces of every run (cross-rank checks stay within each run)");
+  verb->add_flag("--keep-secrets", args->keep_secrets,
+                 "keep argument values that look like secrets (--password=..., *_TOKEN=...) in "
+                 "the report; by default they are written as ***");
   verb->add_option("--imbalance-ratio", args->imbalance_ratio,
                    "rank_imbalance when a rank's peak or end bytes differ from the median rank's "
                    "by more than this fraction")
@@ -51,7 +57,13 @@ void register_analyze_verb(CLI::App& app) {
       std::cerr << "memlife analyze: " << error << "\n";
       throw ExitWith{2};
     }
-    for (const std::string& w : warnings) std::cerr << "memlife analyze: warning: " << w << "\n";
+    if (!output_is_not_an_input(args->output, args->inputs, error) ||
+        !output_is_not_an_input(args->output, paths, error)) {
+      std::cerr << "memlife analyze: " << error << "\n";
+      throw ExitWith{2};
+    }
+    for (const std::string& w : warnings)
+      std::cerr << "memlife analyze: warning: " << analysis::terminal_safe(w) << "\n";
     analysis::AnalysisOptions options;
     options.warmup_steps = args->warmup_steps;
     // Progress only for a person watching: never in logs or pipes.
@@ -72,20 +84,27 @@ void register_analyze_verb(CLI::App& app) {
     cross.imbalance_ratio = args->imbalance_ratio;
     cross.imbalance_min_bytes = args->imbalance_min_bytes;
     const auto run_findings = analysis::cross_rank_findings(results, cross);
-    const nlohmann::json report = analysis::make_report(results, run_findings, warnings);
+    nlohmann::json report = analysis::make_report(results, run_findings, warnings);
+    if (!args->keep_secrets) analysis::redact_secrets(report);
     if (args->output.empty()) {
-      std::cout << report.dump(2) << "\n";
+      // ASCII: names from the trace cannot carry a terminal escape.
+      std::cout << report.dump(2, ' ', true) << "\n";
+      if (!finish_stdout(error)) {
+        std::cerr << "memlife analyze: " << error << "\n";
+        throw ExitWith{2};
+      }
       std::cerr << analysis::summary_table(report);
       return;
     }
-    std::ofstream out(args->output);
-    out << report.dump(2) << "\n";
-    out.close();
-    if (!out) {
-      std::cerr << "memlife analyze: cannot write " << args->output << "\n";
+    if (!write_output_file(args->output, report.dump(2) + "\n", error)) {
+      std::cerr << "memlife analyze: " << error << "\n";
       throw ExitWith{2};
     }
     std::cout << analysis::summary_table(report);
+    if (!finish_stdout(error)) {
+      std::cerr << "memlife analyze: " << error << "\n";
+      throw ExitWith{2};
+    }
   });
 }
 

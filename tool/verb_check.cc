@@ -8,6 +8,8 @@
 #include "analysis/analyze.h"
 #include "analysis/check.h"
 #include "analysis/report.h"
+#include "analysis/terminal_text.h"
+#include "output_file.h"
 #include "verbs.h"
 
 namespace memlife::tool {
@@ -78,14 +80,20 @@ void register_check_verb(CLI::App& app) {
     const auto& findings = report["findings"];
     for (size_t i = 0; i < findings.size(); ++i) {
       const auto v = result.verdicts[i];
-      std::cerr << analysis::verdict_name(v) << ": " << findings[i].value("kind", "") << " (rank "
-                << findings[i].value("rank", nlohmann::json(nullptr)).dump()
-                << "): " << findings[i].value("message", "") << "\n";
+      std::cerr << analysis::terminal_safe(
+                       std::string(analysis::verdict_name(v)) + ": " +
+                       findings[i].value("kind", "") + " (rank " +
+                       findings[i].value("rank", nlohmann::json(nullptr)).dump() +
+                       "): " + findings[i].value("message", ""))
+                << "\n";
     }
     if (!args->junit.empty()) {
-      std::ofstream out(args->junit);
-      out << analysis::junit_xml(report, result);
-      if (!out) usage_error("cannot write " + args->junit);
+      std::vector<std::string> inputs = args->inputs;
+      for (const std::string* p : {&args->baseline, &args->suppressions})
+        if (!p->empty()) inputs.push_back(*p);
+      if (!output_is_not_an_input(args->junit, inputs, error) ||
+          !write_output_file(args->junit, analysis::junit_xml(report, result), error))
+        usage_error(error);
     }
     std::cerr << "memlife check: " << result.failures << " failing, " << result.warnings
               << " warning(s), " << findings.size() << " finding(s)\n";

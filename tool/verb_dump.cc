@@ -3,7 +3,9 @@
 #include <iostream>
 #include <string>
 
+#include "analysis/terminal_text.h"
 #include "format/reader.h"
+#include "output_file.h"
 #include "record_json.h"
 #include "text_line.h"
 #include "verbs.h"
@@ -30,13 +32,13 @@ int dump(const DumpOptions& options) {
   }
   const bool jsonl = options.format == "jsonl";
   const Json header = RecordJson::header(reader->header());
-  write_line(jsonl ? to_line(header) : text_comment(header));
+  write_line(jsonl ? to_line(header) : analysis::terminal_safe(text_comment(header)));
 
   RecordJson converter;
   const uint64_t start_ns = reader->header().start_monotonic_ns;
   const format::ReadStatus status = reader->for_each([&](const format::Record& record) {
     const Json json = converter.convert(record);
-    write_line(jsonl ? to_line(json) : text_line(json, start_ns));
+    write_line(jsonl ? to_line(json) : analysis::terminal_safe(text_line(json, start_ns)));
     return true;
   });
 
@@ -44,8 +46,11 @@ int dump(const DumpOptions& options) {
   if (jsonl) {
     write_line(to_line(summary));
   }
-  std::fflush(stdout);
-  if (!jsonl) std::cerr << text_comment(summary) << "\n";
+  if (!finish_stdout(error)) {
+    std::cerr << "memlife dump: " << error << "\n";
+    return 2;
+  }
+  if (!jsonl) std::cerr << analysis::terminal_safe(text_comment(summary)) << "\n";
   if (!status.complete) {
     std::cerr << "memlife dump: warning: " << options.trace << " is truncated (no end record"
               << (status.stop_reason.empty()

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/json_input.h"
+#include "output_file.h"
 #include "verbs.h"
 #include "views/perfetto.h"
 #include "views/torch_snapshot.h"
@@ -31,12 +33,11 @@ struct ExportArgs {
   throw ExitWith{2};
 }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(path + ": cannot open for writing");
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) fail(path + ": write failed");
+void write_file(const std::string& path, const std::string& bytes,
+                const std::vector<std::string>& inputs) {
+  std::string error;
+  if (!output_is_not_an_input(path, inputs, error)) fail(error);
+  if (!write_output_file(path, bytes, error)) fail(error);
 }
 
 // FILE for one process; FILE with ".pid<PID>" before its extension when
@@ -65,6 +66,10 @@ void run_export(const ExportArgs& args) {
   std::vector<std::string> paths;
   std::string error;
   if (!views::expand_trace_inputs(args.inputs, paths, error)) fail(error);
+  std::vector<std::string> inputs = args.inputs;
+  inputs.insert(inputs.end(), paths.begin(), paths.end());
+  if (!args.report.empty()) inputs.push_back(args.report);
+  if (!output_is_not_an_input(args.output, inputs, error)) fail(error);
 
   if (args.format == "torch-snapshot") {
     views::TimelineOptions options;
@@ -79,7 +84,7 @@ void run_export(const ExportArgs& args) {
       views::SnapshotSummary summary;
       const std::string bytes = views::torch_snapshot_pickle(t, snapshot, &summary);
       const std::string out = snapshot_path(args.output, t.header.pid, several);
-      write_file(out, bytes);
+      write_file(out, bytes, inputs);
       std::cerr << "memlife export: wrote " << out << " (" << summary.segments << " segments, "
                 << summary.blocks << " blocks, " << summary.events << " events"
                 << (summary.cpu_index >= 0 ? ", CPU as device " + std::to_string(summary.cpu_index)
@@ -91,16 +96,13 @@ void run_export(const ExportArgs& args) {
 
   nlohmann::json report;  // null unless --report
   if (!args.report.empty()) {
-    std::ifstream in(args.report);
-    if (!in) fail(args.report + ": cannot open");
-    report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (report.is_discarded() || !report.is_object() || !report.contains("findings") ||
-        !report["findings"].is_array())
+    if (!analysis::read_json_file(args.report, report, error)) fail(error);
+    if (!report.is_object() || !report.contains("findings") || !report["findings"].is_array())
       fail(args.report + ": not a memlife analysis report (JSON with a findings array)");
   }
   const auto timelines = load_all(paths, views::TimelineOptions{});
   const nlohmann::json trace = views::perfetto_trace(timelines, report, views::PerfettoOptions{});
-  write_file(args.output, views::dump_json(trace));
+  write_file(args.output, views::dump_json(trace), inputs);
   std::cerr << "memlife export: wrote " << args.output << " (" << trace["traceEvents"].size()
             << " events from " << timelines.size() << " process(es))\n";
 }

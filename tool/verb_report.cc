@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze.h"
+#include "analysis/json_input.h"
+#include "analysis/redact.h"
 #include "analysis/report.h"
+#include "output_file.h"
 #include "verbs.h"
 #include "views/html_report.h"
 #include "views/trace_inputs.h"
@@ -24,6 +27,7 @@ struct ReportArgs {
   std::string output;
   std::string report;
   std::string title;
+  bool keep_secrets = false;
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -36,10 +40,9 @@ bool is_json_file(const std::string& path) {
 }
 
 nlohmann::json read_report(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path + ": cannot open");
-  nlohmann::json report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (report.is_discarded()) fail(path + ": not valid JSON");
+  nlohmann::json report;
+  std::string error;
+  if (!analysis::read_json_file(path, report, error)) fail(error);
   if (!report.is_object() || !report.contains("processes") || !report["processes"].is_array() ||
       !report.contains("findings") || !report["findings"].is_array())
     fail(path + ": not a memlife analysis report (needs processes and findings arrays)");
@@ -72,6 +75,9 @@ void run_report(const ReportArgs& args) {
   nlohmann::json report;
   std::vector<std::string> traces;
   std::string error;
+  std::vector<std::string> all_inputs = args.inputs;
+  if (!args.report.empty()) all_inputs.push_back(args.report);
+  if (!output_is_not_an_input(args.output, all_inputs, error)) fail(error);
   if (args.inputs.size() == 1 && is_json_file(args.inputs.front())) {
     report = read_report(args.inputs.front());
     traces = traces_of_report(report, args.inputs.front());
@@ -103,12 +109,14 @@ void run_report(const ReportArgs& args) {
     std::cerr << "memlife report: " << first_error << "; that trace is left out\n";
   views::HtmlOptions options;
   if (!args.title.empty()) options.title = args.title;
+  if (!output_is_not_an_input(args.output, traces, error)) fail(error);
+  if (!args.keep_secrets) {
+    analysis::redact_secrets(report);
+    for (views::TraceTimeline& t : timelines)
+      t.header.command_line = analysis::redact_command_line(t.header.command_line);
+  }
   const std::string page = views::html_report(timelines, report, options);
-  std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
-  if (!out) fail(args.output + ": cannot open for writing");
-  out << page;
-  out.close();
-  if (!out) fail(args.output + ": write failed");
+  if (!write_output_file(args.output, page, error)) fail(error);
   std::cerr << "memlife report: wrote " << args.output << " (" << timelines.size()
             << " process(es), " << report.value("findings", nlohmann::json::array()).size()
             << " finding(s))\n";
@@ -126,6 +134,9 @@ void register_report_verb(CLI::App& app) {
   verb->add_option("--report", args->report,
                    "with traces: use this analysis report instead of analyzing again");
   verb->add_option("--title", args->title, "page title");
+  verb->add_flag("--keep-secrets", args->keep_secrets,
+                 "keep argument values that look like secrets (--password=..., *_TOKEN=...) in "
+                 "the page; by default they are shown as ***");
   verb->callback([args] { run_report(*args); });
 }
 

@@ -6,7 +6,9 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/json_input.h"
 #include "analysis/stacks.h"
+#include "analysis/terminal_text.h"
 
 namespace memlife::analysis {
 
@@ -164,10 +166,7 @@ bool validate_report(const json& r, std::string& error) {
 }
 
 bool load_report(const std::string& path, json& report, std::string& error) {
-  std::ifstream in(path);
-  if (!in) return error = path + ": cannot open", false;
-  report = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (report.is_discarded()) return error = path + ": not valid JSON", false;
+  if (!read_json_file(path, report, error)) return false;
   if (!validate_report(report, error)) return error = path + ": " + error, false;
   return true;
 }
@@ -210,7 +209,9 @@ std::string ranks_text(const json& finding, size_t ranked_processes) {
   return text;
 }
 
-std::string summary_table(const json& report) {
+namespace {
+
+std::string summary_table_raw(const json& report) {
   std::ostringstream out;
   char line[512];
   out << "memlife: " << report["processes"].size() << " process(es), " << report["findings"].size()
@@ -238,6 +239,13 @@ std::string summary_table(const json& report) {
     out << line << f.value("message", "") << "\n";
   }
   return out.str();
+}
+
+}  // namespace
+
+// Names and messages come from the traces: escaped for the terminal.
+std::string summary_table(const json& report) {
+  return terminal_safe(summary_table_raw(report), /*keep_newlines=*/true);
 }
 
 }  // namespace memlife::analysis

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -187,7 +189,55 @@ void install_fatal_signal_handlers() {
   }
 }
 
+// exec*: the real functions, found before any exec can happen (a vfork
+// child must not call dlsym).
+using ExecveFn = int (*)(const char*, char* const[], char* const[]);
+using ExecvFn = int (*)(const char*, char* const[]);
+using FexecveFn = int (*)(int, char* const[], char* const[]);
+ExecveFn g_real_execve = nullptr;
+ExecvFn g_real_execv = nullptr;
+ExecvFn g_real_execvp = nullptr;
+ExecveFn g_real_execvpe = nullptr;
+FexecveFn g_real_fexecve = nullptr;
+
+void resolve_exec_functions() {
+  g_real_execve = reinterpret_cast<ExecveFn>(dlsym(RTLD_NEXT, "execve"));
+  g_real_execv = reinterpret_cast<ExecvFn>(dlsym(RTLD_NEXT, "execv"));
+  g_real_execvp = reinterpret_cast<ExecvFn>(dlsym(RTLD_NEXT, "execvp"));
+  g_real_execvpe = reinterpret_cast<ExecveFn>(dlsym(RTLD_NEXT, "execvpe"));
+  g_real_fexecve = reinterpret_cast<FexecveFn>(dlsym(RTLD_NEXT, "fexecve"));
+}
+
+// Records buffered when the process image is replaced would be lost with
+// it (issue 15 item 2).
+void before_exec() {
+  if (phase().load(std::memory_order_relaxed) != static_cast<int>(Phase::kRunning)) return;
+  const int saved = errno;
+  flush_before_exec();
+  errno = saved;
+}
+
+int no_exec() {
+  errno = ENOSYS;
+  return -1;
+}
+
+// execl*: the variadic arguments as an argv array (on the stack). False
+// when there are more than fit.
+constexpr size_t kMaxExeclArgs = 4096;
+bool collect_args(const char* first, va_list* ap, const char** out) {
+  out[0] = first;
+  if (first == nullptr) return true;
+  for (size_t i = 1; i < kMaxExeclArgs; ++i) {
+    out[i] = va_arg(*ap, const char*);
+    if (out[i] == nullptr) return true;
+  }
+  errno = E2BIG;
+  return false;
+}
+
 __attribute__((constructor)) void memlife_preload_init() {
+  resolve_exec_functions();
   init_from_environment();
   if (phase().load() != static_cast<int>(Phase::kArmed)) return;
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
@@ -230,6 +280,61 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   auto real = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_exit"));
   if (real != nullptr) real(status);
   __builtin_trap();
+}
+
+__attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
+                                                  char* const envp[]) {
+  before_exec();
+  return g_real_execve ? g_real_execve(path, argv, envp) : no_exec();
+}
+
+__attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
+  before_exec();
+  return g_real_execv ? g_real_execv(path, argv) : no_exec();
+}
+
+__attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
+  before_exec();
+  return g_real_execvp ? g_real_execvp(file, argv) : no_exec();
+}
+
+__attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
+                                                   char* const envp[]) {
+  before_exec();
+  return g_real_execvpe ? g_real_execvpe(file, argv, envp) : no_exec();
+}
+
+__attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
+  before_exec();
+  return g_real_fexecve ? g_real_fexecve(fd, argv, envp) : no_exec();
+}
+
+__attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
+  const char* args[kMaxExeclArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect_args(arg, &ap, args);
+  va_end(ap);
+  return ok ? execv(path, const_cast<char* const*>(args)) : -1;
+}
+
+__attribute__((visibility("default"))) int execlp(const char* file, const char* arg, ...) {
+  const char* args[kMaxExeclArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect_args(arg, &ap, args);
+  va_end(ap);
+  return ok ? execvp(file, const_cast<char* const*>(args)) : -1;
+}
+
+__attribute__((visibility("default"))) int execle(const char* path, const char* arg, ...) {
+  const char* args[kMaxExeclArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect_args(arg, &ap, args);
+  char* const* envp = ok ? va_arg(ap, char* const*) : nullptr;
+  va_end(ap);
+  return ok ? execve(path, const_cast<char* const*>(args), envp) : -1;
 }
 
 }  // extern "C"

@@ -38,6 +38,11 @@ std::mutex g_start_mutex;
 std::mutex g_flush_mutex;  // one drainer at a time: writer thread or flush()
 
 int g_fd = -1;
+// The trace file g_fd was opened on: a program that closes every descriptor
+// it did not open (daemons, some launchers) and opens its own file may get
+// g_fd's number for it; the writer checks before each write (issue 15).
+dev_t g_trace_dev = 0;
+ino_t g_trace_ino = 0;
 pid_t g_owner_pid = 0;
 char g_output_dir[4096];
 char g_trace_path[4096];
@@ -98,8 +103,52 @@ void warn_once_write_failure(int err) {
   if (n > 0) (void)!::write(STDERR_FILENO, line, static_cast<size_t>(n));
 }
 
+// Moves `fd` to a number >= kHighFd, out of the way of programs that
+// assume small numbers are theirs; keeps `fd` if that fails.
+constexpr int kHighFd = 1000;
+int move_high(int fd) {
+  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);
+  if (high < 0) return fd;
+  ::close(fd);
+  return high;
+}
+
+// True when g_fd is still the trace file this process opened.
+bool fd_is_trace() {
+  struct stat st {};
+  return g_fd >= 0 && ::fstat(g_fd, &st) == 0 && st.st_dev == g_trace_dev &&
+         st.st_ino == g_trace_ino;
+}
+
+// The program closed g_fd (and may have opened its own file under that
+// number): forget the number without closing it, reopen the trace by path
+// and append. False when the trace cannot be reopened.
+bool reopen_trace() {
+  g_fd = -1;
+  const int fd = ::open(g_trace_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_dev != g_trace_dev || st.st_ino != g_trace_ino) {
+    ::close(fd);  // someone replaced the trace: write nothing into another file
+    errno = ESTALE;
+    return false;
+  }
+  g_fd = move_high(fd);
+  return true;
+}
+
+// Closes g_fd only if it is still ours: never a descriptor of the program.
+void close_trace_fd() {
+  if (fd_is_trace()) ::close(g_fd);
+  g_fd = -1;
+}
+
 void write_chunk(uint64_t stream_id, const uint8_t* data, size_t bytes) {
   if (g_fd < 0 || g_write_failed) return;
+  if (!fd_is_trace() && !reopen_trace()) {
+    warn_once_write_failure(errno);
+    return;
+  }
   uint8_t prefix[format::kChunkPrefixBound];
   const size_t prefix_bytes = format::encode_chunk_prefix(prefix, stream_id, data, bytes);
   iovec parts[2] = {{prefix, prefix_bytes}, {const_cast<uint8_t*>(data), bytes}};
@@ -123,6 +172,8 @@ void write_chunk(uint64_t stream_id, const uint8_t* data, size_t bytes) {
     const ssize_t n = ::writev(g_fd, rest, count);
     if (n < 0) {
       if (errno == EINTR) continue;
+      // Closed between the check and the write: reopen and go on.
+      if (errno == EBADF && reopen_trace()) continue;
       warn_once_write_failure(errno);
       return;
     }
@@ -183,6 +234,13 @@ bool open_trace_file() {
     // Traces hold paths and stack contents: readable by their owner only.
     g_fd = ::open(g_trace_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_APPEND, 0600);
     if (g_fd >= 0 || errno != EEXIST) break;
+  }
+  if (g_fd >= 0) {
+    g_fd = move_high(g_fd);
+    struct stat st {};
+    ::fstat(g_fd, &st);
+    g_trace_dev = st.st_dev;
+    g_trace_ino = st.st_ino;
   }
   if (g_fd < 0) {
     char line[4400];
@@ -422,8 +480,14 @@ void shutdown(uint64_t exit_status, bool from_signal) {
   }
   std::lock_guard<std::mutex> lock(g_flush_mutex);
   drain_all_locked();
-  ::close(g_fd);
-  g_fd = -1;
+  close_trace_fd();
+}
+
+void flush_before_exec() {
+  if (getpid() != g_owner_pid || !active()) return;
+  ReentryGuard guard;
+  std::lock_guard<std::mutex> lock(g_flush_mutex);
+  drain_all_locked();
 }
 
 void flush_from_fatal_signal() {
@@ -475,8 +539,7 @@ void after_fork_child() {
   tls_writer = nullptr;
   g_streams.store(0);
   g_writer_started = false;
-  if (g_fd >= 0) ::close(g_fd);
-  g_fd = -1;
+  close_trace_fd();
   g_write_failed = false;
   g_owner_pid = getpid();
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;

@@ -33,6 +33,10 @@ void after_fork_child();
 // Writes what is buffered from a fatal signal handler: no allocation, no
 // block recycling, no end record (the trace stays marked truncated).
 void flush_from_fatal_signal();
+// exec is about to replace the process image: writes every buffered record
+// (no end record: if the exec fails the process goes on recording into the
+// same trace). Nothing in a vfork child sharing our memory.
+void flush_before_exec();
 void before_fork();
 void after_fork_parent();
 

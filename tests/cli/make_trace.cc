@@ -28,8 +28,12 @@ void add_every_kind(TraceBuilder& b) {
   b.add(0, ProcessRecord{0, 0, 2, "2.15.0", "started"});
   b.add(0, ThreadRecord{101, "MainThread"});
   b.add(0, ModuleRecord{"/opt/fake/libfake.so", kModuleBase, 0x10000, "\x01\xab"});
-  const char* strings[] = {"train.py",   "step", "aten::add", "float32",  "c10d::allreduce_",
-                           "default_pg", "gloo", "epoch-1",   "model.py", "forward"};
+  // $MAKE_TRACE_FUNCTION replaces the function name "forward" (terminal
+  // escape tests, issue 15).
+  const char* function = std::getenv("MAKE_TRACE_FUNCTION");
+  const char* strings[] = {
+      "train.py",   "step", "aten::add", "float32",  "c10d::allreduce_",
+      "default_pg", "gloo", "epoch-1",   "model.py", function ? function : "forward"};
   for (uint64_t i = 0; i < std::size(strings); ++i) b.add(0, StringRecord{i + 1, strings[i]});
   b.add(0, FrameRecord{1, 1, 2, 42});  // train.py:42 step
   b.add(0, FrameRecord{2, 9, 10, 7});  // model.py:7 forward
@@ -116,7 +120,10 @@ int main(int argc, char** argv) {
     path = std::string(dir) + "/" + host + "-" + std::to_string(getpid()) + ".mltrace";
     run_id = id;
   }
-  const std::string command_line = "make_trace " + path;
+  // $MAKE_TRACE_ARGS is appended to the recorded command line.
+  const char* extra_args = std::getenv("MAKE_TRACE_ARGS");
+  const std::string command_line =
+      "make_trace " + path + (extra_args ? std::string(" ") + extra_args : std::string());
   HeaderFields header;
   header.producer_major = 0;
   header.producer_minor = 1;

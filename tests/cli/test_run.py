@@ -101,6 +101,46 @@ class RunTest(unittest.TestCase):
     def test_sigint_is_forwarded(self):
         self.forwarded(signal.SIGINT)
 
+    def test_child_dies_when_memlife_is_killed(self):
+        # Issue 15 item 9: SIGKILL cannot be forwarded; the child must not
+        # be left running orphaned.
+        pid_file = os.path.join(self.tmp.name, "pid")
+        script = ("import os, time\n"
+                  "open(%r + '.tmp', 'w').write(str(os.getpid()))\n"
+                  "os.rename(%r + '.tmp', %r)\n"
+                  "time.sleep(60)\n" % (pid_file, pid_file, pid_file))
+        proc = subprocess.Popen([ARGS.memlife, "run", "-o", self.out, "--", sys.executable, "-c",
+                                 script], env=self.env, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.time() + 60
+        while not os.path.exists(pid_file) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        self.assertTrue(os.path.exists(pid_file), "child never became ready")
+        child = int(open(pid_file).read())
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.time() + 10
+        alive = True
+        while time.time() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                alive = False
+                break
+            # A zombie waiting for its new parent's wait() counts as gone.
+            try:
+                with open("/proc/%d/stat" % child) as f:
+                    if f.read().split(") ")[1].startswith("Z"):
+                        alive = False
+                        break
+            except FileNotFoundError:
+                alive = False
+                break
+            time.sleep(0.05)
+        if alive:
+            os.kill(child, signal.SIGKILL)
+        self.assertFalse(alive, "the traced child outlived a SIGKILLed memlife run")
+
     def test_command_arguments_pass_through_untouched(self):
         args_file = os.path.join(self.tmp.name, "args")
         result = self.memlife_run("-o", self.out, "--", "sh", "-c",

@@ -91,3 +91,38 @@ def test_out_of_memory_is_reported_and_traced(memlife):
     summary = summary_of(records)
     assert not summary.get("damaged"), summary
     assert len([a for a in records_of(records, "alloc") if a.get("bytes") == 256 << 20]) >= 1
+
+
+def test_program_that_closes_every_fd_keeps_its_file_and_our_trace(memlife, tmp_path):
+    # Issue 15 item 1: the trace descriptor closed under the recorder and its
+    # number reused by the program's own file.
+    mine = tmp_path / "mine.txt"
+    proc, out_dir = memlife.run(*python_cmd("closes_fds.py", str(mine)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "done"
+    assert mine.read_bytes() == b"".join(b"mine %d\n" % i for i in range(200)), \
+        "memlife wrote into the program's file"
+    traces = sorted(out_dir.glob("*.mltrace"))
+    assert len(traces) == 1
+    records = memlife.dump(traces[0])
+    summary = summary_of(records)
+    assert summary.get("complete"), summary
+    assert not summary.get("damaged"), summary
+    sizes = {a.get("bytes") for a in records_of(records, "alloc")}
+    # Allocations made after the closerange are in the trace.
+    assert (4096 + 199) * 4 in sizes
+
+
+def test_records_before_exec_are_kept(memlife):
+    # Issue 15 item 2: the buffered records of an image replaced by exec.
+    proc, out_dir = memlife.run(*python_cmd("reexec.py"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "second image"
+    traces = sorted(out_dir.glob("*.mltrace"))
+    assert len(traces) == 2, [t.name for t in traces]
+    found = False
+    for trace in traces:
+        records = memlife.dump(trace)
+        assert not summary_of(records).get("damaged")
+        found |= any(a.get("bytes") == 123457 for a in records_of(records, "alloc"))
+    assert found, "the allocation made just before exec was lost"
