@@ -93,9 +93,35 @@ def pip_venv():
     return Installed(memlife, python, venv)
 
 
-@pytest.fixture(params=["prefix", "pip"])
+@pytest.fixture(scope="module")
+def pip_wheel(pip_venv):
+    """`pip wheel` (incremental: the pip_venv build folder), installed
+    into a second fresh venv."""
+    base = WORK / "wheel"
+    shutil.rmtree(base, ignore_errors=True)
+    env = clean_env(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    proc = timed([str(pip_venv.python), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+                  "--config-settings=build-dir=" + str(WORK / "pip-build"), "-w",
+                  str(base / "dist"), str(SOURCE)], env=env, cwd=WORK, timeout=2100)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    wheels = list((base / "dist").glob("memlife_torch-*.whl"))
+    assert len(wheels) == 1, wheels
+    venv = base / "venv"
+    proc = timed([sys.executable, "-m", "venv", "--system-site-packages", str(venv)])
+    assert proc.returncode == 0, proc.stderr
+    python = venv / "bin" / "python"
+    proc = timed([str(python), "-m", "pip", "install", "--no-deps", str(wheels[0])], env=env,
+                 cwd=base, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return Installed(venv / "bin" / "memlife", python, venv)
+
+
+FLOWS = {"prefix": "prefix", "pip": "pip_venv", "wheel": "pip_wheel"}
+
+
+@pytest.fixture(params=list(FLOWS))
 def installed(request):
-    return request.getfixturevalue("prefix" if request.param == "prefix" else "pip_venv")
+    return request.getfixturevalue(FLOWS[request.param])
 
 
 @pytest.fixture
