@@ -185,3 +185,16 @@ def test_spawned_ranks_known(installed, outside):
     assert all(p["world_size"] == 2 for p in ranked), report["processes"]
     unwaited = [f for f in report["findings"] if f["kind"] == "unwaited_collective"]
     assert unwaited == [], [f["message"] for f in unwaited]
+
+
+def test_pytest_plugin_registered(request, installed, outside):
+    """A pip install registers the pytest plugin (its marker is known under
+    --strict-markers without -p)."""
+    if "prefix" in request.node.name:
+        pytest.skip("a cmake --install prefix registers no entry point")
+    shutil.copytree(SOURCE / "examples" / "pytest_leaks", outside / "example")
+    proc = timed([installed.python, "-m", "pytest", "--co", "-q", "--strict-markers",
+                  "-p", "no:cacheprovider", str(outside / "example")],
+                 cwd=outside, env=clean_env(), timeout=120)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "2 tests collected" in proc.stdout, proc.stdout
