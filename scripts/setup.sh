@@ -26,7 +26,7 @@ apt_packages=(
   build-essential cmake ninja-build g++ clang pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libunwind-dev libdw-dev libelf-dev
-  python3 python3-dev
+  python3 python3-dev python3-venv
   chromium
 )
 # pip comes from apt only when the python3 on PATH has none.
@@ -53,6 +53,15 @@ else
   log "installing torch, pytest and numpy with pip (the CUDA wheel; it also runs on CPU)"
   # Debian's own python3 refuses pip installs without this (PEP 668).
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q torch pytest numpy
+fi
+
+# The build backend of `pip install --no-build-isolation .` (README,
+# Installing; the install.pip test).
+if python3 -c 'import scikit_build_core' >/dev/null 2>&1; then
+  log "scikit-build-core present"
+else
+  log "installing scikit-build-core with pip"
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q 'scikit-build-core>=0.10'
 fi
 
 # The frameworks of the program corpus (tests/corpus), held to the torch

@@ -37,25 +37,6 @@ std::optional<std::string> executable_dir() {
   return self.parent_path().string();
 }
 
-// The folder holding the `memlife` Python package: $MEMLIFE_PYTHON_DIR,
-// else <exe>/../share/memlife/python (installed), else <exe>/../../python
-// (a build tree inside the repository). None when no candidate has it.
-std::optional<std::string> memlife_python_dir() {
-  std::vector<fs::path> candidates;
-  if (const char* dir = std::getenv("MEMLIFE_PYTHON_DIR"); dir && *dir) {
-    candidates.emplace_back(dir);
-  } else if (auto exe_dir = executable_dir()) {
-    candidates.push_back(fs::path(*exe_dir) / ".." / "share" / "memlife" / "python");
-    candidates.push_back(fs::path(*exe_dir) / ".." / ".." / "python");
-  }
-  for (const fs::path& candidate : candidates) {
-    std::error_code ec;
-    const fs::path dir = fs::weakly_canonical(fs::absolute(candidate, ec), ec);
-    if (!ec && fs::is_regular_file(dir / "memlife" / "__init__.py", ec)) return dir.string();
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::string default_output_dir() { return "memlife-" + timestamp(); }
@@ -117,34 +98,46 @@ std::optional<std::string> find_command(const std::string& name, std::string& er
   return std::nullopt;
 }
 
-std::optional<RecorderLibraries> find_recorder_libraries(std::string& error) {
-  std::string lib_dir;
-  if (const char* override_dir = std::getenv("MEMLIFE_LIB_DIR"); override_dir && *override_dir) {
-    lib_dir = override_dir;
-  } else if (auto exe_dir = executable_dir()) {
-    lib_dir = *exe_dir + "/../lib";
-  } else {
+std::optional<Layout> find_layout(std::string& error) {
+  Layout layout;
+  std::optional<std::string> exe_dir = executable_dir();
+  const char* lib_override = std::getenv("MEMLIFE_LIB_DIR");
+  const char* python_override = std::getenv("MEMLIFE_PYTHON_DIR");
+  const bool lib_set = lib_override != nullptr && *lib_override != '\0';
+  const bool python_set = python_override != nullptr && *python_override != '\0';
+  if (!exe_dir && !(lib_set && python_set)) {
     error = "cannot locate the memlife executable (/proc/self/exe); set MEMLIFE_LIB_DIR";
     return std::nullopt;
   }
+  // <root>/bin/memlife, <root>/lib, <root>/share/memlife/python: the same
+  // in a build tree (CMake links share/memlife/python/memlife to the
+  // source), an install prefix and a pip environment.
+  const fs::path root = exe_dir ? fs::path(*exe_dir) / ".." : fs::path();
   std::error_code ec;
-  fs::path dir = fs::weakly_canonical(fs::absolute(lib_dir, ec), ec);
-  RecorderLibraries libs;
-  fs::path preload = dir / "libmemlife_preload.so";
+  const auto canonical = [&ec](const fs::path& p) {
+    return fs::weakly_canonical(fs::absolute(p, ec), ec);
+  };
+  const fs::path lib_dir = canonical(lib_set ? fs::path(lib_override) : root / "lib");
+  const fs::path preload = lib_dir / "libmemlife_preload.so";
   if (!fs::is_regular_file(preload, ec)) {
     error = "preload library not found at " + preload.string() +
-            " (build the memlife_preload target, or set MEMLIFE_LIB_DIR)";
+            " (build the memlife_preload target, reinstall memlife, or set MEMLIFE_LIB_DIR)";
     return std::nullopt;
   }
-  libs.preload = preload.string();
-  fs::path plugin = dir / "libmemlife_torch.so";
-  if (fs::is_regular_file(plugin, ec)) libs.torch_plugin = plugin.string();
-  return libs;
+  layout.libs.preload = preload.string();
+  const fs::path plugin = lib_dir / "libmemlife_torch.so";
+  if (fs::is_regular_file(plugin, ec)) layout.libs.torch_plugin = plugin.string();
+  const fs::path python_dir =
+      canonical(python_set ? fs::path(python_override) : root / "share" / "memlife" / "python");
+  if (fs::is_regular_file(python_dir / "memlife" / "__init__.py", ec)) {
+    layout.python_dir = python_dir.string();
+  }
+  return layout;
 }
 
-EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& output_dir,
-                             const std::string& run_id, const RunOptions& options,
-                             const char* existing_ld_preload) {
+EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& python_dir,
+                             const std::string& output_dir, const std::string& run_id,
+                             const RunOptions& options, const char* existing_ld_preload) {
   std::string ld_preload = libs.preload;
   if (existing_ld_preload && *existing_ld_preload) {
     ld_preload += ':';
@@ -163,8 +156,8 @@ EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& o
   // The Python module and its autoload sitecustomize (Work.wait,
   // init_process_group and exit-census hooks), in front of the program's
   // own PYTHONPATH.
-  if (auto python_dir = memlife_python_dir()) {
-    std::string path = *python_dir + ":" + *python_dir + "/memlife/autoload";
+  if (!python_dir.empty()) {
+    std::string path = python_dir + ":" + python_dir + "/memlife/autoload";
     if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing) {
       path += ':';
       path += existing;

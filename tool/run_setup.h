@@ -41,15 +41,27 @@ std::optional<std::string> prepare_output_dir(const std::string& dir, std::strin
 // slash, else the first executable regular file of that name on PATH.
 std::optional<std::string> find_command(const std::string& name, std::string& error);
 
-// Finds the recorder libraries in $MEMLIFE_LIB_DIR, else <exe dir>/../lib.
-// The preload library is required; the torch plugin is optional (a build
-// without torch records allocations only).
-std::optional<RecorderLibraries> find_recorder_libraries(std::string& error);
+// Where memlife's own files are, found from the memlife executable: the
+// one lookup for a build tree, a `cmake --install` prefix and a pip
+// install, which share one layout: <root>/bin/memlife, the recorder
+// libraries in <root>/lib and the `memlife` Python package (with its
+// autoload sitecustomize) in <root>/share/memlife/python.
+// $MEMLIFE_LIB_DIR and $MEMLIFE_PYTHON_DIR override the two folders.
+struct Layout {
+  RecorderLibraries libs;
+  std::string python_dir;  // holds memlife/__init__.py; empty if not found
+};
+
+// The preload library is required (nullopt with `error` set without it);
+// the torch plugin is optional (a build without torch records allocations
+// only) and so is the Python package (the caller warns).
+std::optional<Layout> find_layout(std::string& error);
 
 // The variables the recorder reads, with LD_PRELOAD put in front of
-// `existing_ld_preload` (may be null).
-EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& output_dir,
-                             const std::string& run_id, const RunOptions& options,
-                             const char* existing_ld_preload);
+// `existing_ld_preload` (may be null). `python_dir` (may be empty) goes in
+// front of PYTHONPATH with its memlife/autoload folder.
+EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& python_dir,
+                             const std::string& output_dir, const std::string& run_id,
+                             const RunOptions& options, const char* existing_ld_preload);
 
 }  // namespace memlife::tool

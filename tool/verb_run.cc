@@ -20,8 +20,8 @@ int run(RunOptions options) {
     std::cerr << "memlife run: " << error << "\n";
     return 2;
   }
-  auto libs = find_recorder_libraries(error);
-  if (!libs) {
+  auto layout = find_layout(error);
+  if (!layout) {
     std::cerr << "memlife run: " << error << "\n";
     return 2;
   }
@@ -30,14 +30,20 @@ int run(RunOptions options) {
     std::cerr << "memlife run: " << error << "\n";
     return 2;
   }
-  if (libs->torch_plugin.empty()) {
-    std::cerr << "memlife run: warning: no torch plugin next to " << libs->preload
+  const RecorderLibraries& libs = layout->libs;
+  if (libs.torch_plugin.empty()) {
+    std::cerr << "memlife run: warning: no torch plugin next to " << libs.preload
               << "; tensors and ops will not be recorded\n";
+  }
+  if (layout->python_dir.empty()) {
+    std::cerr << "memlife run: warning: memlife's Python package not found (looked in "
+                 "<memlife dir>/../share/memlife/python; set MEMLIFE_PYTHON_DIR): "
+                 "spawned ranks lose their rank and Work.wait hooks\n";
   }
 
   const std::string run_id = new_run_id();
-  const EnvVars env =
-      recorder_environment(*libs, *output_dir, run_id, options, std::getenv("LD_PRELOAD"));
+  const EnvVars env = recorder_environment(libs, layout->python_dir, *output_dir, run_id, options,
+                                           std::getenv("LD_PRELOAD"));
   const int exit_code = run_child(*executable, options.command, env);
 
   const auto traces = summarize_run(*output_dir, run_id);
