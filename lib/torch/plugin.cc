@@ -18,6 +18,8 @@ namespace {
 thread_local ThreadState* tls_state = nullptr;
 
 void after_fork_child() {
+  // Another thread may have held the arena's lock at fork.
+  arena::g_pool.lock.clear(std::memory_order_release);
   reset_identity_after_fork();
   reset_op_observer_after_fork();
   reset_python_frames_after_fork();
@@ -46,7 +48,7 @@ void OpNameCache::clear() {
 }
 
 ThreadState& thread_state() {
-  if (tls_state == nullptr) tls_state = new ThreadState();
+  if (tls_state == nullptr) tls_state = arena::make<ThreadState>();
   return *tls_state;
 }
 
@@ -65,6 +67,15 @@ void reset_thread_state_after_fork() {
 }
 
 }  // namespace memlife::torch_plugin
+
+// The plugin's own memory (bytes mapped for its arena, bytes in use):
+// kept out of the program's malloc heap (issue 15). Read by tests and tools
+// through dlsym.
+extern "C" MEMLIFE_API void memlife_torch_arena_stats(uint64_t* mapped, uint64_t* in_use) {
+  using memlife::torch_plugin::arena::g_stats;
+  if (mapped != nullptr) *mapped = g_stats.mapped.load(std::memory_order_relaxed);
+  if (in_use != nullptr) *in_use = g_stats.in_use.load(std::memory_order_relaxed);
+}
 
 extern "C" MEMLIFE_API int memlife_torch_plugin_init(void) {
   using namespace memlife;
