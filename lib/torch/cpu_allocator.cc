@@ -52,7 +52,7 @@ void free_wrapped(void* context) {
   auto* c = static_cast<WrappedContext*>(context);
   record_free(c->data);
   if (c->inner_deleter != nullptr) c->inner_deleter(c->inner_context);
-  delete c;
+  arena::destroy(c);
 }
 
 void record_alloc(const c10::DataPtr& p, size_t bytes) {
@@ -84,7 +84,7 @@ class RecordingCpuAllocator final : public c10::Allocator {
       void* data = p.release_context();
       return {data, data, &free_simple, device};
     }
-    auto* context = new (std::nothrow) WrappedContext{p.get(), nullptr, p.get_deleter()};
+    auto* context = arena::make<WrappedContext>(WrappedContext{p.get(), nullptr, p.get_deleter()});
     if (context == nullptr) return p;
     void* data = p.get();
     context->inner_context = p.release_context();

@@ -31,7 +31,7 @@ struct StorageEntry {
 template <typename Entry>
 struct Shard {
   std::mutex mutex;
-  WeakTable<Entry>& table = *new WeakTable<Entry>();
+  WeakTable<Entry>& table = *arena::make<WeakTable<Entry>>();
 };
 
 constexpr size_t kShards = 64;
@@ -39,7 +39,7 @@ struct Tables {
   std::array<Shard<TensorEntry>, kShards> tensors;
   std::array<Shard<StorageEntry>, kShards> storages;
 };
-Tables* g_tables = new Tables();
+Tables* g_tables = arena::make<Tables>();
 
 size_t shard_of(const void* p) {
   return static_cast<size_t>((reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> 58);
@@ -242,7 +242,7 @@ std::vector<LiveTensor> lock_live_tensors() {
 void reset_identity_after_fork() {
   // Leaked on purpose: another parent thread may have held a shard lock
   // mid-update at fork time, so the old tables cannot be trusted.
-  g_tables = new Tables();
+  g_tables = arena::make<Tables>();
   for (auto& id : g_dtype_strings) id.store(0, std::memory_order_relaxed);
 }
 

@@ -55,7 +55,8 @@ struct Pending {
   uint64_t collective_id;
 };
 std::mutex g_pending_mutex;
-std::vector<Pending>* g_pending = new std::vector<Pending>();
+using PendingList = std::vector<Pending, arena::Allocator<Pending>>;
+PendingList* g_pending = arena::make<PendingList>();
 std::atomic<size_t> g_pending_count{0};
 
 bool any_input_pending(const OpFrame& f) {
@@ -285,7 +286,7 @@ void start_op(const at::RecordFunction& fn) {
                         f.name.always_record || reads_pending;
   if (!recorded) return;
   f.op_id = rec::next_id();
-  std::vector<uint64_t>& ids = ts.scratch_inputs;
+  auto& ids = ts.scratch_inputs;
   ids.clear();
   uint8_t index = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -338,8 +339,8 @@ void end_unrecorded_op(rec::ThreadWriter& w, ThreadState& ts, const at::RecordFu
 }
 
 void issue_collective(rec::ThreadWriter& w, const at::RecordFunction& fn, const OpFrame& f,
-                      const std::vector<uint64_t>& outputs, uint64_t bytes,
-                      std::vector<Pending>& output_storages) {
+                      const std::vector<uint64_t, arena::Allocator<uint64_t>>& outputs,
+                      uint64_t bytes, std::vector<Pending>& output_storages) {
   format::CollectiveIssueRecord r;
   r.collective_id = rec::next_id();
   r.op_string = f.name.string_id;
@@ -417,7 +418,7 @@ void end_op(const at::RecordFunction& fn) {
     ts.depth = index;
     return;
   }
-  std::vector<uint64_t>& ids = ts.scratch_outputs;
+  auto& ids = ts.scratch_outputs;
   ids.clear();
   const bool is_collective = is_collective_kind(f.kind);
   uint64_t collective_bytes = 0;
@@ -532,7 +533,7 @@ void record_work_wait(const uintptr_t* tensor_impls, size_t count) {
 void reset_op_observer_after_fork() {
   // Leaked on purpose, like the identity tables.
   new (&g_pending_mutex) std::mutex();
-  g_pending = new std::vector<Pending>();
+  g_pending = arena::make<PendingList>();
   g_pending_count.store(0, std::memory_order_relaxed);
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "preload/recorder.h"
+#include "torch/arena.h"
 
 namespace memlife::torch_plugin {
 namespace {
@@ -53,7 +54,8 @@ struct FrameKeyHash {
 };
 // Guarded by the GIL. Each key holds a strong reference to its code object
 // so the address is never reused by another code object.
-using FrameTable = std::unordered_map<FrameKey, uint64_t, FrameKeyHash>;
+using FrameTable = std::unordered_map<FrameKey, uint64_t, FrameKeyHash, std::equal_to<FrameKey>,
+                                      arena::Allocator<std::pair<const FrameKey, uint64_t>>>;
 FrameTable* g_frames = nullptr;
 
 uint64_t intern_attr(PyObj* code, const char* attr, const char* fallback_attr) {
@@ -82,7 +84,7 @@ uint64_t intern_attr(PyObj* code, const char* attr, const char* fallback_attr) {
 // First sight of (code, lasti): write the frame record, then publish it, so
 // the record precedes every use in sequence order.
 uint64_t intern_frame(PyObj* frame, PyObj* code, int lasti) {
-  if (g_frames == nullptr) g_frames = new FrameTable();
+  if (g_frames == nullptr) g_frames = arena::make<FrameTable>();
   const FrameKey key{code, lasti};
   auto it = g_frames->find(key);
   if (it != g_frames->end()) return it->second;

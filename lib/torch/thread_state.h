@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "torch/arena.h"
+
 namespace memlife::torch_plugin {
 
 enum class OpKind : uint8_t {
@@ -58,7 +60,7 @@ struct OpFrame {
   uint64_t alloc_mark = 0;  // ThreadState::allocs when the op began
   InputRef inputs[kMaxInputs];
   // Input tensor ids of collectives (kept whole, not capped).
-  std::vector<uint64_t> collective_inputs;
+  std::vector<uint64_t, arena::Allocator<uint64_t>> collective_inputs;
 };
 
 // Op names by the pointer torch hands out, checked against a copy of the
@@ -73,11 +75,12 @@ class OpNameCache {
   static constexpr size_t kSlots = 1024;
   struct Slot {
     const char* pointer = nullptr;
-    std::string text;
+    std::basic_string<char, std::char_traits<char>, arena::Allocator<char>> text;
     OpName value;
   };
   static size_t slot_of(const char* p) { return (reinterpret_cast<uintptr_t>(p) >> 3) % kSlots; }
-  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+  std::vector<Slot, arena::Allocator<Slot>> slots_ =
+      std::vector<Slot, arena::Allocator<Slot>>(kSlots);
 };
 
 struct ThreadState {
@@ -99,7 +102,7 @@ struct ThreadState {
     return false;
   }
   OpNameCache names;
-  std::vector<uint64_t> scratch_inputs, scratch_outputs;
+  std::vector<uint64_t, arena::Allocator<uint64_t>> scratch_inputs, scratch_outputs;
 };
 
 ThreadState& thread_state();

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "torch/arena.h"
+
 namespace memlife::torch_plugin {
 
 template <typename Value>
@@ -78,7 +80,7 @@ class WeakTable {
 
   // Drops expired entries (releasing their weak references) and resizes.
   void rebuild() {
-    std::vector<Slot> old = std::move(slots_);
+    Slots old = std::move(slots_);
     size_t live = 0;
     for (Slot& s : old) {
       if (s.key == nullptr) continue;
@@ -91,7 +93,7 @@ class WeakTable {
     }
     size_t capacity = kInitialCapacity;
     while (capacity < live * 4) capacity *= 2;
-    slots_ = std::vector<Slot>(capacity);
+    slots_ = Slots(capacity);
     used_ = 0;
     for (Slot& s : old) {
       if (s.key == nullptr) continue;
@@ -119,7 +121,8 @@ class WeakTable {
     }
   }
 
-  std::vector<Slot> slots_;
+  using Slots = std::vector<Slot, arena::Allocator<Slot>>;
+  Slots slots_;
   size_t used_ = 0;
 };
 
