@@ -137,6 +137,12 @@ std::optional<RecorderLibraries> find_recorder_libraries(std::string& error) {
     return std::nullopt;
   }
   libs.preload = preload.string();
+  // $MEMLIFE_TORCH_PLUGIN names another plugin, or none when empty.
+  if (const char* from_env = std::getenv("MEMLIFE_TORCH_PLUGIN"); from_env != nullptr) {
+    libs.plugin_from_env = true;
+    libs.torch_plugin = from_env;
+    return libs;
+  }
   fs::path plugin = dir / "libmemlife_torch.so";
   if (fs::is_regular_file(plugin, ec)) libs.torch_plugin = plugin.string();
   return libs;
