@@ -8,6 +8,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/cross_rank.h"
+#include "analysis/incomplete.h"
 #include "analysis/report.h"
 #include "verbs.h"
 
@@ -73,6 +74,9 @@ void register_analyze_verb(CLI::App& app) {
     cross.imbalance_min_bytes = args->imbalance_min_bytes;
     const auto run_findings = analysis::cross_rank_findings(results, cross);
     const nlohmann::json report = analysis::make_report(results, run_findings, warnings);
+    for (const auto& w : report["warnings"])
+      if (analysis::incomplete_kind_of(w.get<std::string>()) != nullptr)
+        std::cerr << "memlife analyze: warning: " << w.get<std::string>() << "\n";
     if (args->output.empty()) {
       std::cout << report.dump(2) << "\n";
       std::cerr << analysis::summary_table(report);
