@@ -64,7 +64,8 @@ def assert_gate_names(path, kind, fragment=""):
 
 
 def real_plugin():
-    lib = pathlib.Path(_bin("MEMLIFE_RUN_BIN")).resolve().parent.parent / "lib" / "libmemlife_torch.so"
+    bin_dir = pathlib.Path(_bin("MEMLIFE_RUN_BIN")).resolve().parent
+    lib = bin_dir.parent / "lib" / "libmemlife_torch.so"
     if not lib.exists():
         pytest.skip("this build has no torch plugin")
     return lib
