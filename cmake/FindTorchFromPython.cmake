@@ -16,6 +16,12 @@ if(NOT Torch_DIR)
 endif()
 # TorchConfig drags in CUDA discovery when the wheel is a CUDA build; that
 # is fine on a machine with the toolkit and quietly off elsewhere.
+# Without TORCH_CUDA_ARCH_LIST, TorchConfig compiles and runs a GPU-probe
+# program, which fails on a machine without a GPU: memlife builds no kernels
+# with torch's NVCC flags, so any list will do (the presets set the same).
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND "$ENV{TORCH_CUDA_ARCH_LIST}" STREQUAL "")
+  set(TORCH_CUDA_ARCH_LIST "9.0" CACHE STRING "CUDA architectures for TorchConfig (no GPU probe)")
+endif()
 find_package(Torch QUIET)
 if(Torch_FOUND)
   execute_process(

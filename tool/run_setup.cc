@@ -125,8 +125,14 @@ std::optional<Layout> find_layout(std::string& error) {
     return std::nullopt;
   }
   layout.libs.preload = preload.string();
-  const fs::path plugin = lib_dir / "libmemlife_torch.so";
-  if (fs::is_regular_file(plugin, ec)) layout.libs.torch_plugin = plugin.string();
+  // $MEMLIFE_TORCH_PLUGIN names another plugin, or none when empty.
+  if (const char* from_env = std::getenv("MEMLIFE_TORCH_PLUGIN"); from_env != nullptr) {
+    layout.libs.plugin_from_env = true;
+    layout.libs.torch_plugin = from_env;
+  } else if (const fs::path plugin = lib_dir / "libmemlife_torch.so";
+             fs::is_regular_file(plugin, ec)) {
+    layout.libs.torch_plugin = plugin.string();
+  }
   const fs::path python_dir =
       canonical(python_set ? fs::path(python_override) : root / "share" / "memlife" / "python");
   if (fs::is_regular_file(python_dir / "memlife" / "__init__.py", ec)) {

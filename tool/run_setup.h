@@ -22,6 +22,8 @@ struct RunOptions {
 struct RecorderLibraries {
   std::string preload;       // absolute path of libmemlife_preload.so
   std::string torch_plugin;  // absolute path of libmemlife_torch.so; empty if absent
+  // $MEMLIFE_TORCH_PLUGIN was set: torch_plugin is its value (empty: disabled).
+  bool plugin_from_env = false;
 };
 
 using EnvVars = std::vector<std::pair<std::string, std::string>>;

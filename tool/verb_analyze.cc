@@ -7,6 +7,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/cross_rank.h"
+#include "analysis/incomplete.h"
 #include "analysis/redact.h"
 #include "analysis/report.h"
 #include "analysis/terminal_text.h"
@@ -86,6 +87,10 @@ void register_analyze_verb(CLI::App& app) {
     const auto run_findings = analysis::cross_rank_findings(results, cross);
     nlohmann::json report = analysis::make_report(results, run_findings, warnings);
     if (!args->keep_secrets) analysis::redact_secrets(report);
+    for (const auto& w : report["warnings"])
+      if (analysis::incomplete_kind_of(w.get<std::string>()) != nullptr)
+        std::cerr << "memlife analyze: warning: "
+                  << analysis::terminal_safe(w.get<std::string>()) << "\n";
     if (args->output.empty()) {
       // ASCII: names from the trace cannot carry a terminal escape.
       std::cout << report.dump(2, ' ', true) << "\n";

@@ -1,12 +1,14 @@
 // `memlife check DIR|TRACE|report.json [--fail-on KINDS] [--max-bytes N]
-// [--suppressions FILE] [--baseline FILE] [--junit FILE]`: exit 0 when no
-// finding fails the gate, 1 when one does, 2 on a usage error or an
-// unreadable input.
+// [--suppressions FILE] [--baseline FILE] [--junit FILE] [--accept-incomplete]`:
+// exit 0 when no finding fails the gate, 1 when one does, 2 on a usage error,
+// an unreadable input or an incomplete recording (analysis/incomplete.h)
+// unless --accept-incomplete.
 #include <fstream>
 #include <iostream>
 
 #include "analysis/analyze.h"
 #include "analysis/check.h"
+#include "analysis/incomplete.h"
 #include "analysis/report.h"
 #include "analysis/terminal_text.h"
 #include "output_file.h"
@@ -46,6 +48,7 @@ void register_check_verb(CLI::App& app) {
     std::vector<std::string> inputs;
     std::string fail_on, suppressions, baseline, junit;
     uint64_t max_bytes = 0, warmup_steps = 2;
+    bool accept_incomplete = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* verb = app.add_subcommand("check", "Gate CI on the findings of traces");
@@ -59,6 +62,9 @@ void register_check_verb(CLI::App& app) {
   verb->add_option("--baseline", args->baseline, "an earlier report: fail only on new findings");
   verb->add_option("--junit", args->junit, "write JUnit XML here");
   verb->add_option("--warmup-steps", args->warmup_steps, "when analyzing traces");
+  verb->add_flag("--accept-incomplete", args->accept_incomplete,
+                 "gate an incomplete recording (torch plugin not loaded, truncated or damaged "
+                 "trace, records lost) on its findings instead of exiting 2");
   verb->callback([args] {
     analysis::GateOptions gate;
     std::string error;
@@ -76,6 +82,20 @@ void register_check_verb(CLI::App& app) {
       gate.has_baseline = true;
     }
     const nlohmann::json report = report_for(args->inputs, args->warmup_steps);
+    // An incomplete recording fails before any finding is judged: one line.
+    std::vector<std::string> incomplete;
+    for (const auto& w : report.value("warnings", nlohmann::json::array()))
+      if (w.is_string() && analysis::incomplete_kind_of(w.get<std::string>()) != nullptr)
+        incomplete.push_back(w.get<std::string>());
+    if (!incomplete.empty() && !args->accept_incomplete) {
+      std::cerr << "memlife check: incomplete recording: " << incomplete.front();
+      if (incomplete.size() > 1)
+        std::cerr << " (and " << incomplete.size() - 1 << " more in the report's warnings)";
+      std::cerr << "; --accept-incomplete gates it on its findings\n";
+      throw ExitWith{2};
+    }
+    for (const std::string& w : incomplete)
+      std::cerr << "memlife check: warning: incomplete recording accepted: " << w << "\n";
     const analysis::GateResult result = analysis::apply_gate(report, gate);
     const auto& findings = report["findings"];
     for (size_t i = 0; i < findings.size(); ++i) {

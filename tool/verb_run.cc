@@ -1,5 +1,6 @@
 // memlife run: runs a command under the recorder and summarises its traces.
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "child_process.h"
@@ -31,7 +32,17 @@ int run(RunOptions options) {
     return 2;
   }
   const RecorderLibraries& libs = layout->libs;
-  if (libs.torch_plugin.empty()) {
+  // Never record torch without saying so: the trace also says it
+  // (torch_plugin_not_loaded), and `memlife check` refuses it.
+  std::error_code plugin_ec;
+  if (libs.plugin_from_env && libs.torch_plugin.empty()) {
+    std::cerr << "memlife run: warning: torch plugin disabled (MEMLIFE_TORCH_PLUGIN is empty); "
+                 "tensors and ops will not be recorded\n";
+  } else if (libs.plugin_from_env &&
+             !std::filesystem::is_regular_file(libs.torch_plugin, plugin_ec)) {
+    std::cerr << "memlife run: warning: MEMLIFE_TORCH_PLUGIN=" << libs.torch_plugin
+              << " is not a file; tensors and ops will not be recorded\n";
+  } else if (libs.torch_plugin.empty()) {
     std::cerr << "memlife run: warning: no torch plugin next to " << libs.preload
               << "; tensors and ops will not be recorded\n";
   }

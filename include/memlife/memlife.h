@@ -55,6 +55,12 @@ MEMLIFE_API void memlife_work_wait(const uintptr_t* tensor_impls, size_t count);
  * The Python hooks call it from init_process_group. */
 MEMLIFE_API void memlife_set_rank(int rank, int world_size);
 
+/* Says whether memlife's Python hooks (Work.wait, init_process_group, exit
+ * census, holder walk) are in place: written to the trace as a process
+ * record note, "python hooks installed" or "python hooks not installed".
+ * The Python module calls it from install_hooks(). */
+MEMLIFE_API void memlife_python_hooks(int installed);
+
 /* Writes every buffered record to the trace file before returning. */
 MEMLIFE_API void memlife_flush(void);
 

@@ -69,7 +69,15 @@ inline constexpr uint32_t kMaxChunkPayloadBytes = 64u << 20;
 enum class RecordKind : uint8_t {
   // process: svarint rank, local_rank, world_size; str torch_version; str note.
   // Re-emitted when the rank becomes known (process group init) or when
-  // torch is loaded.
+  // torch is loaded. When torch is loaded the note says what became of the
+  // torch plugin: "torch plugin loaded: built for and running torch V", or
+  // "torch plugin not loaded: <why>" (none configured; "version mismatch:
+  // built for torch B, running torch R"; cannot load; its initialisation
+  // failed). The analyzer warns on the latter (torch_plugin_not_loaded).
+  // The Python module adds "python hooks installed" (or "... not installed")
+  // once it tried to hook Work.wait and init_process_group; a torch process
+  // whose plugin saw Python and that never says "installed" is warned about
+  // (python_hooks_not_installed).
   kProcess = 1,
   // thread: varint tid; str name.
   kThread = 2,

@@ -25,6 +25,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   raw.push_back(&collective_log);
   const format::ReadStatus status = replay(reader, model, raw);
   out.truncated = !status.complete;
+  out.damaged = status.damaged;
   out.stop_reason = status.stop_reason;
   if (out.truncated && out.stop_reason.empty()) out.stop_reason = "no end record";
 
@@ -44,6 +45,9 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.peak_bytes = model.peak_bytes;
   out.records = model.records;
   out.records_lost = model.records_lost;
+  out.plugin_note = model.plugin_note;
+  out.python_hooks = model.python_hooks;
+  out.saw_python = !model.frames.empty();
   out.ooms = model.ooms;
   out.final_live_bytes = model.live_bytes;
   out.collectives_waited_in_cxx = model.collectives_waited_in_cxx;

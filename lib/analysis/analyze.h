@@ -34,7 +34,11 @@ struct ProcessAnalysis {
   nlohmann::json still_reachable_at_exit;
   std::vector<CollectiveCall> collectives;  // the calls, in issue order
   bool truncated = false;
+  bool damaged = false;  // reading stopped at a bad chunk or record
   std::string stop_reason;
+  std::string plugin_note;  // see Model::plugin_note
+  bool python_hooks = false;
+  bool saw_python = false;  // the trace has Python frames
   std::vector<Finding> findings;
 };
 

@@ -186,6 +186,10 @@ struct Model {
   uint64_t last_time_ns = 0;
   uint64_t records_lost = 0;
   uint64_t ooms = 0;
+  // The last process record note about the torch plugin ("torch plugin
+  // loaded", "torch plugin not loaded: ..."); empty when none was written.
+  std::string plugin_note;
+  bool python_hooks = false;  // a "python hooks installed" note was read
 
   std::string_view str(uint64_t id) const {
     auto it = strings.find(id);

@@ -88,6 +88,9 @@ bool Replayer::on_record(const Record& r) {
       if (r.process.rank >= 0) m.rank = r.process.rank;
       if (r.process.world_size >= 0) m.world_size = r.process.world_size;
       if (!r.process.torch_version.empty()) m.torch_version = std::string(r.process.torch_version);
+      if (r.process.note.rfind("torch plugin ", 0) == 0)
+        m.plugin_note = std::string(r.process.note);
+      if (r.process.note == "python hooks installed") m.python_hooks = true;
       break;
     case RecordKind::kModule:
       m.modules.push_back(Module{std::string(r.module.path), r.module.base, r.module.size,

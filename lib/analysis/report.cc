@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/incomplete.h"
 #include "analysis/json_input.h"
 #include "analysis/stacks.h"
 #include "analysis/terminal_text.h"
@@ -83,7 +84,11 @@ json process_json(const ProcessAnalysis& p) {
 
 json make_report(const std::vector<ProcessAnalysis>& processes,
                  const std::vector<Finding>& run_findings,
-                 const std::vector<std::string>& warnings) {
+                 const std::vector<std::string>& given_warnings) {
+  // Every way the recording was incomplete first (incomplete.h), then the
+  // caller's own (runs left out, ...).
+  std::vector<std::string> warnings = incomplete_warnings(processes);
+  warnings.insert(warnings.end(), given_warnings.begin(), given_warnings.end());
   json procs = json::array();
   std::vector<json> findings;
   for (const ProcessAnalysis& p : processes) {

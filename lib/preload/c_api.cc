@@ -112,6 +112,13 @@ void memlife_set_rank(int rank, int world_size) {
     set_process_identity(rank, -1, world_size, {}, "rank from the process group");
 }
 
+void memlife_python_hooks(int installed) {
+  ReentryGuard guard;
+  if (guard.entered())
+    set_process_identity(-1, -1, -1, {},
+                         installed ? "python hooks installed" : "python hooks not installed");
+}
+
 void memlife_flush(void) {
   ReentryGuard guard;
   if (guard.entered()) flush();

@@ -105,40 +105,63 @@ void load_torch_plugin() {
 
   const char* plugin_path = std::getenv("MEMLIFE_TORCH_PLUGIN");  // NOLINT(concurrency-mt-unsafe)
   char line[9000];
+  char note[9000];
   char running[256] = "";
   const bool know_running = running_torch_version(running, sizeof(running));
+  const char* running_text = know_running ? running : "(unknown)";
+  // Every outcome goes into the trace as a process record note (see
+  // RecordKind::kProcess): the analyzer warns on "torch plugin not loaded".
+  auto not_loaded = [&](const char* why) {
+    std::snprintf(note, sizeof(note), "torch plugin not loaded: %s", why);
+    set_process_identity(-1, -1, -1, know_running ? running : "", note);
+  };
   if (plugin_path == nullptr || *plugin_path == '\0') {
     say("memlife: no torch plugin configured (MEMLIFE_TORCH_PLUGIN); recording without it\n");
+    std::snprintf(line, sizeof(line), "none configured (MEMLIFE_TORCH_PLUGIN unset), torch %s",
+                  running_text);
+    not_loaded(line);
     return;
   }
   char built[256] = "";
   char sidecar[4200];
   std::snprintf(sidecar, sizeof(sidecar), "%s.torch-version", plugin_path);
   const bool know_built = read_file_line(sidecar, built, sizeof(built));
+  const char* built_text = know_built ? built : "(unknown)";
   if (!know_running || !know_built || std::strcmp(running, built) != 0) {
     std::snprintf(
         line, sizeof(line),
         "memlife: the torch plugin was built for torch %s but this process runs torch "
         "%s (%s); recording without the torch plugin (no tensors, views or collectives)\n",
-        know_built ? built : "(unknown)", know_running ? running : "(unknown)", g_torch_lib_path);
+        built_text, running_text, g_torch_lib_path);
     say(line);
-    set_process_identity(-1, -1, -1, know_running ? running : "",
-                         "torch plugin not loaded: version mismatch");
+    if (know_built)
+      std::snprintf(line, sizeof(line), "version mismatch: built for torch %s, running torch %s",
+                    built_text, running_text);
+    else
+      std::snprintf(line, sizeof(line), "%s: no %s to name the torch it was built for", plugin_path,
+                    sidecar);
+    not_loaded(line);
     return;
   }
   void* handle = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    std::snprintf(line, sizeof(line), "memlife: cannot load the torch plugin: %s\n", dlerror());
+    const char* why = dlerror();
+    std::snprintf(line, sizeof(line), "memlife: cannot load the torch plugin: %s\n",
+                  why ? why : "?");
     say(line);
+    std::snprintf(line, sizeof(line), "cannot load %s: %s", plugin_path, why ? why : "?");
+    not_loaded(line);
     return;
   }
   using Init = int (*)();
   auto init = reinterpret_cast<Init>(dlsym(handle, "memlife_torch_plugin_init"));
   if (init == nullptr || init() != 0) {
     say("memlife: the torch plugin failed to initialise; recording without it\n");
+    not_loaded("its initialisation failed");
     return;
   }
-  set_process_identity(-1, -1, -1, running, "torch plugin loaded");
+  std::snprintf(note, sizeof(note), "torch plugin loaded: built for and running torch %s", running);
+  set_process_identity(-1, -1, -1, running, note);
 }
 
 using DlopenFn = void* (*)(const char*, int);

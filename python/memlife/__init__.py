@@ -20,6 +20,7 @@ class _Api:
         self.lib = None
         self.work_wait = None
         self.set_rank = None
+        self.python_hooks = None
         try:
             lib = ctypes.CDLL(None)
             lib.memlife_active.restype = ctypes.c_int
@@ -44,6 +45,13 @@ class _Api:
             fn.argtypes = [ctypes.c_int, ctypes.c_int]
             fn.restype = None
             self.set_rank = fn
+        except AttributeError:
+            pass
+        try:
+            fn = lib.memlife_python_hooks
+            fn.argtypes = [ctypes.c_int]
+            fn.restype = None
+            self.python_hooks = fn
         except AttributeError:
             pass
 
@@ -239,6 +247,13 @@ def install_hooks() -> bool:
             ok = install() and ok
         except Exception:
             ok = False
+    # The trace records the outcome: the analyzer warns when a torch process
+    # never had its hooks (python_hooks_not_installed).
+    if _api.python_hooks is not None and active():
+        try:
+            _api.python_hooks(1 if ok else 0)
+        except Exception:
+            pass
     return ok
 
 
