@@ -89,8 +89,8 @@ void register_analyze_verb(CLI::App& app) {
     if (!args->keep_secrets) analysis::redact_secrets(report);
     for (const auto& w : report["warnings"])
       if (analysis::incomplete_kind_of(w.get<std::string>()) != nullptr)
-        std::cerr << "memlife analyze: warning: "
-                  << analysis::terminal_safe(w.get<std::string>()) << "\n";
+        std::cerr << "memlife analyze: warning: " << analysis::terminal_safe(w.get<std::string>())
+                  << "\n";
     if (args->output.empty()) {
       // ASCII: names from the trace cannot carry a terminal escape.
       std::cout << report.dump(2, ' ', true) << "\n";

@@ -52,6 +52,10 @@ void register_check_verb(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* verb = app.add_subcommand("check", "Gate CI on the findings of traces");
+  verb->footer(
+      "Exit codes: 0 no finding fails the gate; 1 a finding fails it; 2 usage error, unreadable "
+      "input, or an incomplete recording (torch plugin not loaded, Python hooks not installed, "
+      "truncated or damaged trace, lost records) unless --accept-incomplete.");
   verb->add_option("inputs", args->inputs, "report.json, trace files or folders")->required();
   verb->add_option("--fail-on", args->fail_on,
                    "comma-separated kinds that fail (default: residual_view, unwaited_collective, "

@@ -1,7 +1,6 @@
 // The gate: default kinds, --fail-on, --max-bytes, suppressions, baseline,
 // JUnit, and the exit codes of `memlife check` itself.
 #include "analysis/check.h"
-#include "analysis/report.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -9,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include "analysis/report.h"
 #include "synthetic.h"
 
 namespace memlife::analysis::testing {
@@ -198,6 +199,16 @@ class CheckCli : public ::testing::Test {
   }
   std::filesystem::path dir_;
 };
+
+TEST_F(CheckCli, HelpListsTheExitCodes) {
+  const std::string out = (dir_ / "help.txt").string();
+  ASSERT_EQ(std::system((std::string(MEMLIFE_BIN) + " check --help > " + out).c_str()), 0);
+  std::ifstream in(out);
+  const std::string help((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* code : {"0 no finding fails", "1 a finding fails", "2 usage error"})
+    EXPECT_NE(help.find(code), std::string::npos) << help;
+  EXPECT_NE(help.find("--accept-incomplete"), std::string::npos) << help;
+}
 
 TEST_F(CheckCli, ExitCodes) {
   const auto failing =
