@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "format/reader.h"
@@ -174,8 +174,11 @@ struct Model {
   std::unordered_map<int64_t, uint64_t> live_bytes_by_device;
   uint64_t records = 0;
   uint64_t ops_begun = 0;
-  // Ops begun and not yet ended, by op id (all recording streams).
-  std::unordered_set<uint64_t> open_op_ids;
+  // Ops begun and not yet ended on each recording stream, outermost first:
+  // (op id, name string).
+  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> open_ops;
+  // The call that adopted each inner layer of a collective (c10d -> NCCL).
+  std::unordered_map<uint64_t, uint64_t> outer_collective;
   // The Python reference path that reached each allocation (by its
   // allocation sequence number) when the program's holders were walked.
   std::unordered_map<uint64_t, HolderPath> holder_of_alloc;
@@ -216,6 +219,20 @@ struct Model {
     return t ? t->storage_id : 0;
   }
   When now(const format::RecordHeader& h) const { return When{h.seq, h.time_ns, current_step}; }
+  // Whether op `op_id` has begun and not ended, on any stream.
+  bool op_open(uint64_t op_id) const {
+    for (const auto& [stream, open] : open_ops)
+      for (const auto& op : open)
+        if (op.first == op_id) return true;
+    return false;
+  }
+  // The outermost call a collective layer belongs to (itself when none).
+  uint64_t root_collective(uint64_t id) const {
+    for (auto it = outer_collective.find(id); it != outer_collective.end();
+         it = outer_collective.find(id))
+      id = it->second;
+    return id;
+  }
 };
 
 }  // namespace memlife::analysis

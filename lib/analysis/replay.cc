@@ -115,20 +115,14 @@ bool Replayer::on_record(const Record& r) {
       on_free(r.free.address, at);
       break;
     case RecordKind::kTensor:
-      on_tensor(r.tensor, at);
-      if (const uint64_t op = enclosing_custom_op(r.header.stream_id).second) {
-        auto t = m.tensors.find(r.tensor.tensor_id);
-        if (t != m.tensors.end() && t->second.first_seen.seq == at.seq)
-          t->second.made_in_op_string = op;
-      }
+      on_tensor(r.tensor, at, r.header.stream_id);
       break;
     case RecordKind::kOpBegin:
       on_op_begin(r.op_begin, at, r.header.stream_id);
       break;
     case RecordKind::kOpEnd: {
       // Pop to the op that ended: a lost op_end must not wedge the stack.
-      m.open_op_ids.erase(r.op_end.op_id);
-      auto& open = open_ops_[r.header.stream_id];
+      auto& open = m.open_ops[r.header.stream_id];
       for (size_t i = open.size(); i-- > 0;)
         if (open[i].first == r.op_end.op_id) {
           open.resize(i);
@@ -230,7 +224,7 @@ void Replayer::bind_storage(Storage& s, uint64_t data_address) {
   m.storage_at[data_address] = s.id;
 }
 
-void Replayer::on_tensor(const format::TensorRecord& r, const When& at) {
+void Replayer::on_tensor(const format::TensorRecord& r, const When& at, uint64_t stream) {
   Model& m = model_;
   auto [it, fresh] = m.tensors.try_emplace(r.tensor_id);
   Tensor& t = it->second;
@@ -241,6 +235,7 @@ void Replayer::on_tensor(const format::TensorRecord& r, const When& at) {
     t.base_tensor_id = r.base_tensor_id;
     t.op_string = r.op_string;
     t.stack_id = r.stack_id;
+    t.made_in_op_string = enclosing_custom_op(stream).second;
   } else if (t.storage_id != r.storage_id) {
     auto old = m.storages.find(t.storage_id);
     if (old != m.storages.end() && old->second.owner_tensor == t.id &&
@@ -291,8 +286,7 @@ void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint6
   Model& m = model_;
   ++m.ops_begun;
   nesting_.op_begin(stream, r.op_id, at.seq);
-  open_ops_[stream].emplace_back(r.op_id, r.name_string);
-  m.open_op_ids.insert(r.op_id);
+  m.open_ops[stream].emplace_back(r.op_id, r.name_string);
   if (r.inputs.size >= 2 && m.str(r.name_string) == kSetDataOp) {
     auto t = m.tensors.find(r.inputs[0]);
     if (t != m.tensors.end()) {
@@ -315,8 +309,8 @@ void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint6
 }
 
 std::pair<uint64_t, uint64_t> Replayer::enclosing_custom_op(uint64_t stream) const {
-  auto it = open_ops_.find(stream);
-  if (it == open_ops_.end()) return {0, 0};
+  auto it = model_.open_ops.find(stream);
+  if (it == model_.open_ops.end()) return {0, 0};
   for (const auto& [op_id, name] : it->second) {
     const std::string_view n = model_.str(name);
     if (n.find("::") != std::string_view::npos && !n.starts_with("aten::") &&
@@ -364,6 +358,7 @@ void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const
   c.flags = r.flags;
   c.issued = at;
   c.layers = nesting_.adopt(thread, c.id, at.seq);
+  for (uint64_t layer : c.layers) m.outer_collective[layer] = c.id;
   for (Detector* d : detectors_) d->on_collective_call(m, c, in_flight);
   if (!in_flight) {
     // Its inner layers (the NCCL call of a synchronous broadcast_) were

@@ -23,7 +23,7 @@ class Replayer final : public format::RecordVisitor {
  private:
   void on_alloc(const format::AllocRecord& r, const When& at);
   void on_free(uint64_t address, const When& at);
-  void on_tensor(const format::TensorRecord& r, const When& at);
+  void on_tensor(const format::TensorRecord& r, const When& at, uint64_t stream);
   void on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream);
   void on_collective_issue(const format::CollectiveIssueRecord& r, const When& at, uint64_t thread);
   void on_collective_wait(const format::CollectiveWaitRecord& r, const When& at);
@@ -42,8 +42,6 @@ class Replayer final : public format::RecordVisitor {
   // call completes its inner layers too.
   CollectiveNesting nesting_;
   uint64_t next_synthetic_collective_ = uint64_t{1} << 63;
-  // Ops open on each recording stream, outermost first: (op id, name).
-  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> open_ops_;
 };
 
 // Replays the whole trace of `reader` into `model`.

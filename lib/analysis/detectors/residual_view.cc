@@ -146,8 +146,8 @@ class ResidualView final : public Detector {
     // go in (while that op runs), or with no op begun since a `t.data = x`
     // of Python (the old storage dies right after the op).
     if (s->let_go != LetGo::kRebound) return;
-    const bool own_release = s->let_go_op_id ? m.open_op_ids.count(s->let_go_op_id) != 0
-                                             : m.ops_begun <= s->ops_at_let_go;
+    const bool own_release =
+        s->let_go_op_id ? m.op_open(s->let_go_op_id) : m.ops_begun <= s->ops_at_let_go;
     if (own_release) return;
     std::vector<ByteRange> ranges;
     std::vector<ViewInfo> views;

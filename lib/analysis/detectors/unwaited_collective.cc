@@ -75,7 +75,7 @@ class UnwaitedCollective final : public Detector {
   void on_collective_wait(const Model& m, const format::CollectiveWaitRecord& r,
                           const Collective* matched, const When& at) override {
     const uint64_t id = matched ? matched->id : r.collective_id;
-    auto it = id ? issues_.find(root_of(id)) : issues_.end();
+    auto it = id ? issues_.find(m.root_collective(id)) : issues_.end();
     if (it == issues_.end()) {
       // A second wait on a collective already resolved is no orphan.
       if (r.collective_id && seen_.count(r.collective_id)) return;
@@ -205,12 +205,6 @@ class UnwaitedCollective final : public Detector {
   }
 
  private:
-  uint64_t root_of(uint64_t id) const {
-    for (auto it = issues_.find(id); it != issues_.end() && it->second.parent;
-         it = issues_.find(id))
-      id = it->second.parent;
-    return id;
-  }
   static void merge_waits(Issue& into, const Issue& from) {
     if (from.program_wait.seq &&
         (!into.program_wait.seq || from.program_wait.seq < into.program_wait.seq))

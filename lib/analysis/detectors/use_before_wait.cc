@@ -8,8 +8,6 @@
 #include <map>
 #include <string_view>
 #include <unordered_map>
-#include <utility>
-#include <vector>
 
 #include "analysis/detector.h"
 #include "analysis/detectors/util.h"
@@ -70,25 +68,20 @@ class UseBeforeWait final : public Detector {
     if (c.flags & kCollectiveNccl) return;
     for (uint64_t s : c.output_storages) by_storage_[s] = c.id;
     for (uint64_t t : c.outputs) by_tensor_[t] = c.id;
-    outputs_of_[c.id] = {c.output_storages, c.outputs};
-    for (uint64_t layer : c.layers) outer_of_[layer] = c.id;
   }
-  void on_collective_wait(const Model&, const format::CollectiveWaitRecord&, const Collective* c,
+  void on_collective_wait(const Model& m, const format::CollectiveWaitRecord&, const Collective* c,
                           const When& at) override {
     if (!c) return;
     // A wait on an inner layer waits the call: c10d's Work::wait in C++
     // (DeepCompile's, DDP's reducer) is seen only as the CUDA stream wait
     // on its NCCL kernel's event, and after a synchronize the data is
     // written whatever c10d thinks.
-    uint64_t id = c->id;
-    for (auto it = outer_of_.find(id); it != outer_of_.end(); it = outer_of_.find(id))
-      id = it->second;
+    const uint64_t id = m.root_collective(c->id);
     waited_at_[id] = at.seq;
-    auto outputs = outputs_of_.find(id);
-    if (outputs == outputs_of_.end()) return;
-    for (uint64_t s : outputs->second.first) by_storage_.erase(s);
-    for (uint64_t t : outputs->second.second) by_tensor_.erase(t);
-    outputs_of_.erase(outputs);
+    auto root = m.pending_collectives.find(id);
+    if (root == m.pending_collectives.end()) return;
+    for (uint64_t s : root->second.output_storages) by_storage_.erase(s);
+    for (uint64_t t : root->second.outputs) by_tensor_.erase(t);
   }
 
   void on_op_begin(const Model& m, const format::OpBeginRecord& r, const When& at,
@@ -234,9 +227,6 @@ class UseBeforeWait final : public Detector {
   std::vector<Use> uses_;
   uint64_t total_ = 0;
   std::unordered_map<uint64_t, uint64_t> waited_at_;  // collective -> seq of its wait
-  std::unordered_map<uint64_t, uint64_t> outer_of_;   // inner layer -> the call adopting it
-  // In flight: output storages and tensors, by collective.
-  std::unordered_map<uint64_t, std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> outputs_of_;
 };
 
 }  // namespace
