@@ -32,23 +32,18 @@ bool glob(const std::string& pattern, const std::string& text) {
   return !text.empty() && fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
 
-std::string str_field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string{};
-}
-
 bool frame_matches(const std::string& pattern, const json& frame) {
   if (!frame.is_object()) return false;
-  const std::string file = str_field(frame, "file");
+  const std::string file = string_field(frame, "file");
   std::string file_line = file;
   if (auto l = frame.find("line"); l != frame.end() && l->is_number())
     file_line += ":" + std::to_string(l->get<uint64_t>());
-  return glob(pattern, str_field(frame, "function")) || glob(pattern, file) ||
-         glob(pattern, file_line) || glob(pattern, str_field(frame, "module"));
+  return glob(pattern, string_field(frame, "function")) || glob(pattern, file) ||
+         glob(pattern, file_line) || glob(pattern, string_field(frame, "module"));
 }
 
 bool suppressed(const json& finding, const std::vector<Suppression>& rules) {
-  const std::string kind = str_field(finding, "kind");
+  const std::string kind = string_field(finding, "kind");
   const json* stacks = nullptr;
   if (auto e = finding.find("evidence"); e != finding.end() && e->is_object())
     if (auto s = e->find("stacks"); s != e->end() && s->is_array()) stacks = &*s;
@@ -172,7 +167,7 @@ const char* verdict_name(Verdict v) {
 GateResult apply_gate(const json& report, const GateOptions& o) {
   GateResult r;
   for (const json& f : report["findings"]) {
-    const std::string kind = str_field(f, "kind");
+    const std::string kind = string_field(f, "kind");
     const bool failing_kind = o.fail_kinds.empty() ? std::string(default_severity(kind)) == "error"
                                                    : o.fail_kinds.count(kind) > 0;
     Verdict v = failing_kind ? Verdict::kFail : Verdict::kWarn;
@@ -204,8 +199,8 @@ std::string junit_xml(const json& report, const GateResult& result) {
   const json& findings = report["findings"];
   for (size_t i = 0; i < findings.size(); ++i) {
     auto p = process_of_pid.find(findings[i].value("pid", json(0)).dump());
-    by_case[{p == process_of_pid.end() ? 0 : p->second, str_field(findings[i], "kind")}].push_back(
-        i);
+    by_case[{p == process_of_pid.end() ? 0 : p->second, string_field(findings[i], "kind")}]
+        .push_back(i);
   }
   std::ostringstream x;
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"memlife\" failures=\""
@@ -225,7 +220,7 @@ std::string junit_xml(const json& report, const GateResult& result) {
       if (it != by_case.end()) {
         for (size_t i : it->second) {
           const std::string line = std::string(verdict_name(result.verdicts[i])) + ": " +
-                                   str_field(findings[i], "message") + "\n";
+                                   string_field(findings[i], "message") + "\n";
           (result.verdicts[i] == Verdict::kFail ? failed : other) += line;
         }
       }

@@ -24,11 +24,6 @@ int severity_rank(const json& finding) {
   return s == "error" ? 0 : s == "warning" ? 1 : 2;
 }
 
-std::string json_string(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::string basename_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -82,6 +77,11 @@ json process_json(const ProcessAnalysis& p) {
 
 }  // namespace
 
+std::string string_field(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 json make_report(const std::vector<ProcessAnalysis>& processes,
                  const std::vector<Finding>& run_findings,
                  const std::vector<std::string>& given_warnings) {
@@ -130,8 +130,9 @@ json make_report(const std::vector<ProcessAnalysis>& processes,
   });
   json by_kind = json::object(), by_severity = json::object();
   for (const json& f : findings) {
-    by_kind[json_string(f, "kind")] = by_kind.value(json_string(f, "kind"), 0) + 1;
-    by_severity[json_string(f, "severity")] = by_severity.value(json_string(f, "severity"), 0) + 1;
+    const std::string kind = string_field(f, "kind"), severity = string_field(f, "severity");
+    by_kind[kind] = by_kind.value(kind, 0) + 1;
+    by_severity[severity] = by_severity.value(severity, 0) + 1;
   }
   json summary = {{"processes", processes.size()},
                   {"findings", findings.size()},
@@ -182,17 +183,17 @@ std::string finding_fingerprint(const json& f) {
   // names, and each stack's frames in the program's own files (base name
   // and function: no pid, address, line number or checkout path, which
   // change from run to run or with an unrelated edit).
-  std::string key = json_string(f, "kind");
+  std::string key = string_field(f, "kind");
   if (auto e = f.find("evidence"); e != f.end() && e->is_object()) {
-    key += "|" + json_string(*e, "op");
+    key += "|" + string_field(*e, "op");
     if (auto s = e->find("stacks"); s != e->end() && s->is_array())
       for (const json& stack : *s) {
         key += "|";
         if (!stack.is_array()) continue;
         for (const json& frame : stack) {
-          const std::string file = json_string(frame, "file");
+          const std::string file = string_field(frame, "file");
           if (file.empty() || is_library_file(file)) continue;
-          key += basename_of(file) + ":" + json_string(frame, "function") + ";";
+          key += basename_of(file) + ":" + string_field(frame, "function") + ";";
         }
       }
   }

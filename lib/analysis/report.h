@@ -28,6 +28,10 @@ bool validate_report(const nlohmann::json& report, std::string& error);
 // Reads and validates a report file; one-line error on failure.
 bool load_report(const std::string& path, nlohmann::json& report, std::string& error);
 
+// The string at `key` of a report object (a finding, a frame), empty when
+// absent or not a string.
+std::string string_field(const nlohmann::json& j, const char* key);
+
 // A finding's stable identity: its "fingerprint" field, or for reports
 // without one, a hash of its kind, op and the program's own frames (file
 // base name and function), free of pids, addresses and line numbers. Used
