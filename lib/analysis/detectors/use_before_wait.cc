@@ -86,7 +86,6 @@ class UseBeforeWait final : public Detector {
 
   void on_op_begin(const Model& m, const format::OpBeginRecord& r, const When& at,
                    uint64_t stream) override {
-    auto& open = open_[stream];
     const std::string_view name = m.str(r.name_string);
     // Only the outermost op is the program's read: what it runs inside
     // (its kernels' ops, or the PythonDispatchMode wrapper torch puts
@@ -95,9 +94,11 @@ class UseBeforeWait final : public Detector {
     // collective itself.
     // A user-scope range (`Optimizer.step#SGD.step`, a record_function
     // label) is no op: the ops inside it are the program's reads.
-    const bool nested =
-        std::any_of(open.begin(), open.end(), [](const OpenOp& o) { return o.reads; });
-    open.push_back({r.op_id, name.find("::") != std::string_view::npos});
+    // The replay has pushed this op last on its stream's open ops.
+    const auto& open = m.open_ops.at(stream);
+    const bool nested = std::any_of(open.begin(), open.end() - 1, [&m](const auto& op) {
+      return m.str(op.second).find("::") != std::string_view::npos;
+    });
     if (nested || is_collective_op(name) || is_view_op(name) ||
         (by_storage_.empty() && by_tensor_.empty()))
       return;
@@ -121,19 +122,6 @@ class UseBeforeWait final : public Detector {
                          at});
       }
       // Every pending input: a foreach op reads all the gradients at once.
-    }
-  }
-
-  void on_op_end(const Model&, const format::OpEndRecord& r, uint64_t stream) override {
-    auto it = open_.find(stream);
-    if (it == open_.end()) return;
-    auto& open = it->second;
-    // Pop to the op that ended: a lost op_end must not wedge the stack.
-    for (size_t i = open.size(); i-- > 0;) {
-      if (open[i].op_id == r.op_id) {
-        open.resize(i);
-        break;
-      }
     }
   }
 
@@ -219,11 +207,6 @@ class UseBeforeWait final : public Detector {
 
  private:
   std::unordered_map<uint64_t, uint64_t> by_storage_, by_tensor_;  // -> collective id
-  struct OpenOp {
-    uint64_t op_id;
-    bool reads;  // a dispatcher op, not a user-scope range
-  };
-  std::unordered_map<uint64_t, std::vector<OpenOp>> open_;  // open ops per stream
   std::vector<Use> uses_;
   uint64_t total_ = 0;
   std::unordered_map<uint64_t, uint64_t> waited_at_;  // collective -> seq of its wait
