@@ -4,8 +4,8 @@
 # device call. Needs .whl/ds-0.19.1, .whl/ds-0.19.2 and .whl/deps (pure-
 # Python DeepSpeed wheels built here with DS_BUILD_OPS=0, their missing
 # dependencies) and .carry (scripts/device/prepare_carry.sh), all carried.
-# Each version: a plain run with torch's memory history (the ground truth:
-# gathered bytes alive after each step), then memlife runs; traces return
+# Each version: a plain run with --truth (the ground truth: bytes each
+# step's final release_param left allocated), then memlife runs; traces return
 # in $OUT/deepspeed.tar.gz for `memlife analyze` here.
 source "$(dirname "$0")/common.sh"
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload
@@ -18,7 +18,7 @@ for v in ${VERSIONS:-0.19.1 0.19.2}; do
   export TORCH_EXTENSIONS_DIR=/tmp/torch-ext-$v
   say "deepspeed $v"
   for mode in ${MODES:-compile eager}; do
-    PYTHONPATH=$site:$PYTHONPATH timeout $TMO python3 scripts/device/deepspeed_zero3.py $mode --history > $R/ds${v}_${mode}_truth.out 2>&1
+    PYTHONPATH=$site:$PYTHONPATH timeout $TMO python3 scripts/device/deepspeed_zero3.py $mode --truth > $R/ds${v}_${mode}_truth.out 2>&1
     echo "truth $v $mode rc=$?"; grep -E "^STEP|^DEEPSPEED|Error|error:" $R/ds${v}_${mode}_truth.out | tail -12
     [ -n "${TRUTH_ONLY:-}" ] && continue
     PYTHONPATH=$site:$PYTHONPATH traced ds${v}_${mode} python3 scripts/device/deepspeed_zero3.py $mode

@@ -1,12 +1,10 @@
 # DeepSpeed ZeRO-3 on one GPU, with or without DeepCompile (seed 000 in the
 # real framework). Launched with plain python (a one-rank NCCL group).
-#   python deepspeed_zero3.py compile|eager [--history]
+#   python deepspeed_zero3.py compile|eager [--truth]
 # Prints, per step, torch.cuda.memory_allocated() once the step is done.
-# With --history (a run outside memlife), torch's own memory history
-# measures the ground truth: the bytes of the gathered-parameter buffers
-# (allocations made by DeepCompile's all-gather, dc::...allgather...) still
-# allocated after the step, when every non-persistent parameter has had its
-# final release_param.
+# With --truth (a run outside memlife, compile mode) it also prints the
+# ground truth of seed 000: the bytes each step's final release_param left
+# allocated (see wrap_release).
 import json
 import os
 import sys
@@ -14,7 +12,7 @@ import sys
 import torch
 
 mode = sys.argv[1]
-history = "--history" in sys.argv
+truth = "--truth" in sys.argv
 os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
 os.environ.setdefault("MASTER_PORT", "29531")
 os.environ.setdefault("RANK", "0")
@@ -57,10 +55,7 @@ if mode == "compile":
 
     engine.compile(schedule=[(0, [zero3_compile.add_z3_gather_release])])
 
-if history:
-    torch.cuda.memory._record_memory_history(max_entries=200000, context="all", stacks="all")
-
-# The ground truth of seed 000 (--history runs only): DeepCompile's release
+# The ground truth of seed 000 (--truth runs only): DeepCompile's release
 # op, wrapped where the compiled code looks it up (torch.ops.dc...default,
 # an inductor fallback kernel). On a parameter's final release (its use
 # count, counted as the C++ executor counts it, reaches 0) the gathered
@@ -98,20 +93,6 @@ def wrap_release():
     torch.ops.dc.release_param = packet
 
 
-def gathered_bytes_alive():
-    """Bytes of live blocks that DeepCompile's all-gather allocated."""
-    snap = torch.cuda.memory._snapshot()
-    total = 0
-    for seg in snap["segments"]:
-        for block in seg["blocks"]:
-            if block["state"] != "active_allocated":
-                continue
-            frames = block.get("frames", [])
-            if any("allgather" in (f.get("name") or "").lower() for f in frames):
-                total += block.get("requested_size", block["size"])
-    return total
-
-
 device = engine.device
 x = torch.randn(8, HIDDEN, device=device, dtype=torch.bfloat16)
 y = torch.randn(8, HIDDEN, device=device, dtype=torch.bfloat16)
@@ -121,8 +102,7 @@ for step in range(6):
     engine.step()
     torch.cuda.synchronize()
     line = {"step": step, "allocated": torch.cuda.memory_allocated(), "loss": float(loss)}
-    if history:
-        line["gathered_alive"] = gathered_bytes_alive()
+    if truth:
         line["final_releases"] = len(releases)
         line["gathered_at_final_release"] = sum(r["gathered"] for r in releases)
         line["freed_at_final_release"] = sum(r["freed"] for r in releases)
@@ -132,6 +112,6 @@ for step in range(6):
                 max(r["gathered"] - r["freed"], 0) for r in releases if r["phase"] == phase)
         releases.clear()
     print("STEP", json.dumps(line), flush=True)
-    if history and mode == "compile" and step == 0:
+    if truth and mode == "compile" and step == 0:
         wrap_release()
 print("DEEPSPEED", deepspeed.__version__, "mode", mode, flush=True)
