@@ -397,6 +397,11 @@ void RecordJson::add_fields(const Record& record, Json& out) {
       out["flags"] = record.end.flags;
       out["signal"] = (record.end.flags & kEndSignal) != 0;
       break;
+    case RecordKind::kTensorDeath:
+      out["how"] =
+          record.tensor_death.how == DeathHow::kOnlyViewsBase ? "only_views_base" : "destroyed";
+      out["tensor_ids"] = array_of(record.tensor_death.tensor_ids);
+      break;
   }
 }
 

@@ -1,6 +1,6 @@
-// memlife trace format, version 1. This header is the specification shared by
-// the recording side (lib/preload, lib/torch) and the analysis side
-// (lib/analysis, tool/). Encoder and decoder live in lib/format.
+// memlife trace format, version 2 (version 1 lacks tensor_death). This header is the specification
+// shared by the recording side (lib/preload, lib/torch) and the analysis side (lib/analysis,
+// tool/). Encoder and decoder live in lib/format.
 //
 // File layout
 // -----------
@@ -29,7 +29,9 @@
 //   u8     kind              RecordKind
 //   varint seq_delta         global sequence number minus the previous
 //                            record's in this stream (first: absolute)
-//   varint time_delta_ns     monotonic ns minus the previous record's
+//   svarint time_delta_ns    monotonic ns minus the previous record's (signed:
+//                            a record may be stamped just before the one
+//                            ahead of it in sequence)
 //   fields...                per kind, in the order listed below
 //
 // "varint" is unsigned LEB128; "svarint" is zig-zag LEB128; "ptr" is an
@@ -47,7 +49,7 @@ namespace memlife {
 
 inline constexpr char kFileMagic[8] = {'M', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint32_t kChunkMagic = 0x4b43'4c4du;  // "MLCK"
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 // Oldest format version this build still reads.
 inline constexpr uint32_t kMinReadableFormatVersion = 1;
 inline constexpr uint32_t kFileHeaderPrefixBytes = 16;
@@ -146,8 +148,14 @@ enum class RecordKind : uint8_t {
   // end: varint exit_status; varint flags (EndFlags). Written on a clean
   //      close only: its absence marks the trace truncated.
   kEnd = 21,
+  // tensor_death: varint how (DeathHow); list<varint tensor_id>.
+  // Tracked tensors that let go of a storage which lives on (other tensors
+  // hold it). Written by the torch plugin when it notices, at most one flush
+  // interval (50 ms) after the fact while Python runs its sweep: a death in
+  // which the storage dies too is the storage's free and is not written.
+  kTensorDeath = 22,
 };
-inline constexpr uint8_t kMaxRecordKind = 21;
+inline constexpr uint8_t kMaxRecordKind = 22;
 
 enum class FreePhase : uint8_t { kFree = 0, kRequested = 1, kCompleted = 2 };
 
@@ -176,6 +184,11 @@ enum class MarkKind : uint8_t {
   kLabel = 1,        // a free-form label
   kExpectFreed = 2,  // the program says storage_id/address must die soon
   kHolder = 3,       // a Python reference path (label) reaches the storage at address
+};
+
+enum class DeathHow : uint8_t {
+  kDestroyed = 0,      // the TensorImpl was destroyed
+  kOnlyViewsBase = 1,  // no Python reference left: only live views' `_base` keeps it
 };
 
 enum class CensusReason : uint8_t { kStep = 0, kRequest = 1, kExit = 2 };

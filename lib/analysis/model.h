@@ -64,6 +64,9 @@ struct Tensor {
   // The last `t.data = x` that named this tensor as its target.
   uint64_t set_data_stack = 0;
   When set_data_at;
+  // When a tensor_death record said it let go of a storage that lives on
+  // (seq 0: not said).
+  When died_at;
 };
 
 struct Allocation {

@@ -157,6 +157,9 @@ bool Replayer::on_record(const Record& r) {
     case RecordKind::kLost:
       m.records_lost += r.lost.records_lost;
       break;
+    case RecordKind::kTensorDeath:
+      on_tensor_death(r.tensor_death, at);
+      break;
     default:
       break;
   }
@@ -427,6 +430,24 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
     return;
   }
   for (Detector* d : detectors_) d->on_mark(m, r, at);
+}
+
+void Replayer::on_tensor_death(const format::TensorDeathRecord& r, const When& at) {
+  Model& m = model_;
+  for (uint64_t id : r.tensor_ids) {
+    auto t = m.tensors.find(id);
+    if (t == m.tensors.end() || t->second.died_at.seq != 0) continue;
+    t->second.died_at = at;
+    // The owner's death, while views or aliases keep its storage: the
+    // let-go residual_view times the storage's retention from.
+    auto s = m.storages.find(t->second.storage_id);
+    if (s == m.storages.end() || !s->second.data_live || s->second.owner_tensor != id ||
+        s->second.let_go != LetGo::kNone)
+      continue;
+    s->second.let_go = LetGo::kDied;
+    s->second.let_go_at = at;
+    s->second.ops_at_let_go = m.ops_begun;
+  }
 }
 
 void Replayer::on_census(const format::CensusRecord& r, const When& at) {

@@ -28,6 +28,7 @@ class Replayer final : public format::RecordVisitor {
   void on_collective_issue(const format::CollectiveIssueRecord& r, const When& at, uint64_t thread);
   void on_collective_wait(const format::CollectiveWaitRecord& r, const When& at);
   void on_mark(const format::MarkRecord& r, const When& at);
+  void on_tensor_death(const format::TensorDeathRecord& r, const When& at);
   void on_census(const format::CensusRecord& r, const When& at);
   void on_census_storage(const format::CensusStorageRecord& r);
   void on_segment(const format::SegmentRecord& r, bool is_alloc, const When& at);

@@ -196,6 +196,10 @@ class RecordEncoder {
     varint(r.records_lost);
     varint(r.bytes_lost);
   }
+  void encode(const TensorDeathRecord& r) {
+    varint(static_cast<uint64_t>(r.how));
+    varints(r.tensor_ids);
+  }
   void encode(const EndRecord& r) {
     varint(r.exit_status);
     varint(r.flags);
@@ -241,6 +245,9 @@ inline size_t bound_bytes(const CollectiveIssueRecord& r) {
 inline size_t bound_bytes(const CollectiveWaitRecord& r) {
   return kRecordPrefixBound + kFixedFieldsBound + r.tensors.size * kMaxVarintBytes;
 }
+inline size_t bound_bytes(const TensorDeathRecord& r) {
+  return kRecordPrefixBound + kFixedFieldsBound + r.tensor_ids.size * kMaxVarintBytes;
+}
 inline size_t bound_bytes(const CensusStorageRecord& r) {
   return kRecordPrefixBound + kFixedFieldsBound + r.holders.size * 2 * kMaxVarintBytes;
 }
@@ -275,6 +282,7 @@ MEMLIFE_KIND_OF(CensusStorageRecord, kCensusStorage);
 MEMLIFE_KIND_OF(OomRecord, kOom);
 MEMLIFE_KIND_OF(LostRecord, kLost);
 MEMLIFE_KIND_OF(EndRecord, kEnd);
+MEMLIFE_KIND_OF(TensorDeathRecord, kTensorDeath);
 #undef MEMLIFE_KIND_OF
 
 // Records whose fields carry a delta-encoded address take the stream state.

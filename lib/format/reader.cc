@@ -257,6 +257,10 @@ bool decode_record_fields(RecordKind kind, const uint8_t*& in, const uint8_t* en
       r.end.exit_status = d.varint();
       r.end.flags = d.varint();
       break;
+    case RecordKind::kTensorDeath:
+      r.tensor_death.how = small_enum<DeathHow>(d, 1, enum_ok);
+      r.tensor_death.tensor_ids = d.ids(r.list_a);
+      break;
     default:
       return false;
   }
@@ -580,6 +584,8 @@ const char* record_kind_name(RecordKind kind) {
       return "lost";
     case RecordKind::kEnd:
       return "end";
+    case RecordKind::kTensorDeath:
+      return "tensor_death";
   }
   return "unknown";
 }

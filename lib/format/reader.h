@@ -49,6 +49,7 @@ struct Record {
   OomRecord oom;
   LostRecord lost;
   EndRecord end;
+  TensorDeathRecord tensor_death;
 
   // Backing storage for the lists above, reused across records.
   std::vector<uint64_t> list_a, list_b;

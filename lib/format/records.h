@@ -130,6 +130,10 @@ struct OomRecord {
 struct LostRecord {
   uint64_t records_lost = 0, bytes_lost = 0;
 };
+struct TensorDeathRecord {
+  DeathHow how = DeathHow::kDestroyed;
+  List<uint64_t> tensor_ids;
+};
 struct EndRecord {
   uint64_t exit_status = 0, flags = 0;
 };

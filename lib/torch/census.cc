@@ -9,36 +9,19 @@
 #include <vector>
 
 #include "preload/recorder.h"
+#include "torch/deaths.h"
 #include "torch/identity.h"
+#include "torch/python_refs.h"
 #include "torch/python_stack.h"
 
 namespace memlife::torch_plugin {
 namespace {
-
-using Py_ssize_t_like = std::ptrdiff_t;
 
 // c10d::get_work_registry_size() where this torch exports it.
 uint64_t unwaited_works() {
   using Fn = size_t (*)();
   static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_ZN4c10d22get_work_registry_sizeEv"));
   return fn != nullptr ? static_cast<uint64_t>(fn()) : format::kUnknownCount;
-}
-
-// True when no Python code can reach the tensor: it has no Python object,
-// or the only reference to that object is the one a TensorImpl keeps on its
-// own wrapper while C++ holds the impl (torch >= 2.10 preserves it so).
-// Needs the GIL. Where the slot's API is unknown, says false (the tensor
-// stays a holder, as before).
-template <typename Slot>
-bool unreachable_from_python(const Slot* slot) {
-  if constexpr (requires { slot->load_pyobj(); }) {
-    const void* obj = slot->load_pyobj();
-    if (obj == nullptr) return true;
-    // ob_refcnt is the object's first field (a Py_ssize_t in CPython).
-    return *static_cast<const Py_ssize_t_like*>(obj) <= 1;
-  } else {
-    return false;
-  }
 }
 
 struct Holder {
@@ -50,6 +33,9 @@ struct Holder {
 }  // namespace
 
 void write_census(CensusReason reason) {
+  // Deaths first: the census and the deaths before it then agree on who
+  // is alive.
+  sweep_deaths();
   // The GIL first: locking a tensor that has a Python wrapper touches the
   // wrapper's refcount, and no plugin lock is ever held while waiting for
   // the GIL.

@@ -20,6 +20,9 @@ struct TensorEntry {
   uint64_t data_address = 0;
   uint64_t storage_bytes = 0;
   uint64_t geometry = 0;
+  bool is_view = false;
+  bool death_seen = false;            // expired, and a sweep looked at it
+  bool only_views_base_seen = false;  // reported as kept only by views' `_base`
 };
 
 struct StorageEntry {
@@ -82,6 +85,25 @@ void sight_storage(const c10::StorageImpl* impl, uint64_t tensor_id, TensorSight
   e.data_address = s.data_address;
 }
 
+// Whether the storage a dead tensor referred to lives on (other tensors
+// hold it): only then is its death news; otherwise the storage's free says
+// it. Takes the storage shard lock (tensor shard, then storage shard).
+bool storage_lives(const TensorEntry& e) {
+  if (e.storage == nullptr) return false;
+  Shard<StorageEntry>& shard = g_tables->storages[shard_of(e.storage)];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  const StorageEntry* s = shard.table.find(e.storage);
+  return s != nullptr && s->id == e.storage_id;
+}
+
+// Collects the deaths a table finds as it drops expired entries.
+struct CollectDeaths {
+  DeadTensors& dead;
+  void operator()(const TensorEntry& e) const {
+    if (!e.death_seen && storage_lives(e)) dead.ids.push_back(e.id);
+  }
+};
+
 std::atomic<uint64_t> g_dtype_strings[256];
 
 uint64_t dtype_string(const c10::TensorImpl& impl) {
@@ -114,7 +136,9 @@ bool trackable(const c10::TensorImpl& impl) {
   return !impl.is_meta() && impl.unsafe_storage().unsafeGetStorageImpl() != nullptr;
 }
 
-TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
+namespace {
+
+TensorSighting sight_tensor_locked(const TensorPtr& tensor, bool is_view, DeadTensors& dead) {
   TensorSighting s;
   const c10::TensorImpl& impl = *tensor;
   if (!trackable(impl)) return s;
@@ -125,7 +149,7 @@ TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
   Shard<TensorEntry>& shard = g_tables->tensors[shard_of(&impl)];
   std::lock_guard<std::mutex> lock(shard.mutex);
   bool fresh = false;
-  TensorEntry& e = shard.table.upsert(target_of(&impl), fresh);
+  TensorEntry& e = shard.table.upsert(target_of(&impl), fresh, CollectDeaths{dead});
   if (!fresh) {
     s.tensor_id = e.id;
     if (e.storage == s.storage && e.data_address == s.data_address &&
@@ -143,11 +167,73 @@ TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
   e.data_address = s.data_address;
   e.storage_bytes = s.storage_bytes;
   e.geometry = geometry;
+  e.is_view = is_view;
   // Lock order is always tensor shard, then storage shard (nothing takes
   // them the other way round), so the entry is filled in one visit.
   sight_storage(s.storage, s.tensor_id, s);
   e.storage_id = s.storage_id;
   return s;
+}
+
+}  // namespace
+
+TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
+  DeadTensors dead;
+  const TensorSighting s = sight_tensor_locked(tensor, is_view, dead);
+  dead.emit(DeathHow::kDestroyed);  // after the shard lock: nothing is written under it
+  return s;
+}
+
+void DeadTensors::emit(DeathHow how) {
+  // Chunks keep each record well inside a recorder block.
+  constexpr size_t kIdsPerRecord = 1024;
+  for (size_t i = 0; i < ids.size(); i += kIdsPerRecord) {
+    format::TensorDeathRecord r;
+    r.how = how;
+    r.tensor_ids = {ids.data() + i, std::min(kIdsPerRecord, ids.size() - i)};
+    rec::emit(r);
+  }
+  ids.clear();
+}
+
+size_t sweep_dead_tensors(DeadTensors& dead) {
+  size_t live_views = 0;
+  for (Shard<TensorEntry>& shard : g_tables->tensors) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.table.for_each_entry([&](c10::intrusive_ptr_target*, TensorEntry& e, bool expired) {
+      if (!expired) {
+        live_views += e.is_view ? 1 : 0;
+        return;
+      }
+      if (e.death_seen) return;
+      e.death_seen = true;
+      if (storage_lives(e)) dead.ids.push_back(e.id);
+    });
+  }
+  return live_views;
+}
+
+std::vector<TensorPtr> lock_live_views() {
+  std::vector<TensorPtr> views;
+  for (Shard<TensorEntry>& shard : g_tables->tensors) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.table.for_each_live([&](c10::intrusive_ptr_target* key, const TensorEntry& e) {
+      if (!e.is_view) return;
+      auto* strong = c10::raw::weak_intrusive_ptr::lock(key);
+      if (strong != nullptr)
+        views.push_back(TensorPtr::reclaim(static_cast<c10::TensorImpl*>(strong)));
+    });
+  }
+  return views;
+}
+
+uint64_t first_report_as_only_views_base(const c10::TensorImpl* impl) {
+  Shard<TensorEntry>& shard = g_tables->tensors[shard_of(impl)];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  TensorEntry* e = shard.table.find(impl);
+  if (e == nullptr || e->only_views_base_seen) return 0;
+  e->only_views_base_seen = true;
+  return e->id;
 }
 
 uint64_t known_tensor_id(const c10::TensorImpl* impl, uint64_t* storage_id) {
@@ -227,15 +313,17 @@ void emit_tensor_record(rec::ThreadWriter& w, const c10::TensorImpl& impl, const
 
 std::vector<LiveTensor> lock_live_tensors() {
   std::vector<LiveTensor> live;
+  DeadTensors dead;
   for (Shard<TensorEntry>& shard : g_tables->tensors) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    shard.table.rebuild();  // drops the expired entries first
+    shard.table.rebuild(CollectDeaths{dead});  // drops the expired entries first
     shard.table.for_each_live([&](c10::intrusive_ptr_target* key, const TensorEntry& e) {
       auto* strong = c10::raw::weak_intrusive_ptr::lock(key);
       if (strong == nullptr) return;
       live.push_back({TensorPtr::reclaim(static_cast<c10::TensorImpl*>(strong)), e.id});
     });
   }
+  dead.emit(DeathHow::kDestroyed);
   return live;
 }
 

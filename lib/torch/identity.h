@@ -12,6 +12,7 @@
 
 #include "format/records.h"
 #include "preload/recorder.h"
+#include "torch/arena.h"
 
 namespace memlife::torch_plugin {
 
@@ -54,6 +55,26 @@ void emit_tensor_record(rec::ThreadWriter& w, const c10::TensorImpl& impl, const
 // Bytes of the elements the tensor addresses: the smaller of its strided
 // span and its element count (0 when it has none).
 uint64_t reachable_bytes(const c10::TensorImpl& impl);
+
+// Ids of tracked tensors that died while their storage lives on (views or
+// aliases hold it), gathered while a table lock is held and written after.
+struct DeadTensors {
+  std::vector<uint64_t, arena::Allocator<uint64_t>> ids;
+  void emit(DeathHow how);  // one tensor_death record per 1024 ids; clears
+};
+
+// Marks every tracked tensor that died since the last sweep; adds those
+// whose storage lives on to `dead`. Returns how many tracked views are
+// alive (the candidates for sweep_views_bases).
+size_t sweep_dead_tensors(DeadTensors& dead);
+
+// Live tracked views, locked. Needs the GIL when Python runs (dropping a
+// reference may free a Python object).
+std::vector<TensorPtr> lock_live_views();
+
+// The id of a tracked tensor the first time it is found kept only as live
+// views' `_base`; 0 when unknown or already reported.
+uint64_t first_report_as_only_views_base(const c10::TensorImpl* impl);
 
 // Live tracked tensors, locked; expired entries are dropped on the way.
 struct LiveTensor {

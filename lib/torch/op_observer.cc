@@ -14,6 +14,7 @@
 
 #include "gpu/gpu_hooks.h"
 #include "preload/recorder.h"
+#include "torch/deaths.h"
 #include "torch/identity.h"
 #include "torch/thread_state.h"
 
@@ -220,6 +221,7 @@ bool may_silence_nested(const OpFrame& f) {
 
 void start_op(const at::RecordFunction& fn) {
   if (fn.isAsync()) return;  // async ranges end on other threads
+  ensure_death_sweeper();    // a forked child starts its own
   rec::ReentryGuard guard;
   if (!guard.entered()) return;
   rec::ThreadWriter* w = rec::current_thread_writer();

@@ -9,6 +9,7 @@
 #include "preload/recorder.h"
 #include "torch/census.h"
 #include "torch/cpu_allocator.h"
+#include "torch/deaths.h"
 #include "torch/identity.h"
 #include "torch/op_observer.h"
 #include "torch/python_stack.h"
@@ -26,6 +27,7 @@ void after_fork_child() {
   reset_op_observer_after_fork();
   reset_python_frames_after_fork();
   reset_thread_state_after_fork();
+  reset_death_sweeper_after_fork();
 }
 
 // Under the plugin, glibc's dynamic mmap threshold (raised to the largest
@@ -120,6 +122,7 @@ extern "C" MEMLIFE_API int memlife_torch_plugin_init(void) {
     fix_mmap_threshold();
     install_cpu_allocator();
     install_op_observer();
+    ensure_death_sweeper();
     return 0;
   } catch (...) {
     return -1;

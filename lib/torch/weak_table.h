@@ -15,6 +15,13 @@
 
 namespace memlife::torch_plugin {
 
+// What a table does with an entry whose object died, when it drops the
+// entry (a rebuild, or a new key taking its slot): nothing by default.
+struct IgnoreExpired {
+  template <typename Value>
+  void operator()(const Value&) const {}
+};
+
 template <typename Value>
 class WeakTable {
  public:
@@ -39,8 +46,10 @@ class WeakTable {
   }
 
   // The entry for `key`, made (value-initialized, weak reference taken)
-  // when absent or expired; `fresh` says which.
-  Value& upsert(c10::intrusive_ptr_target* key, bool& fresh) {
+  // when absent or expired; `fresh` says which. `on_expired` sees every
+  // expired entry the call drops.
+  template <typename OnExpired = IgnoreExpired>
+  Value& upsert(c10::intrusive_ptr_target* key, bool& fresh, OnExpired&& on_expired = {}) {
     Slot* reusable = nullptr;
     Slot* s = probe(key, &reusable);
     if (s != nullptr && s->key != nullptr) {
@@ -52,6 +61,7 @@ class WeakTable {
       // Taking over an expired entry's slot releases its object's memory
       // now rather than at the next rebuild: short-lived tensors then go
       // back to malloc in the order they died, and the table stays small.
+      on_expired(static_cast<const Value&>(reusable->value));
       c10::raw::weak_intrusive_ptr::decref(reusable->key);
       c10::raw::weak_intrusive_ptr::incref(key);
       fresh = true;
@@ -60,7 +70,7 @@ class WeakTable {
       return reusable->value;
     }
     if ((used_ + 1) * 2 > slots_.size()) {
-      rebuild();
+      rebuild(on_expired);
       s = probe(key);
     }
     fresh = true;
@@ -78,13 +88,23 @@ class WeakTable {
     }
   }
 
+  // Every entry, live or expired (not yet dropped): f(key, value, expired).
+  template <typename F>
+  void for_each_entry(const F& f) {
+    for (Slot& s : slots_) {
+      if (s.key != nullptr) f(s.key, s.value, expired(s.key));
+    }
+  }
+
   // Drops expired entries (releasing their weak references) and resizes.
-  void rebuild() {
+  template <typename OnExpired = IgnoreExpired>
+  void rebuild(OnExpired&& on_expired = {}) {
     Slots old = std::move(slots_);
     size_t live = 0;
     for (Slot& s : old) {
       if (s.key == nullptr) continue;
       if (expired(s.key)) {
+        on_expired(static_cast<const Value&>(s.value));
         c10::raw::weak_intrusive_ptr::decref(s.key);
         s.key = nullptr;
       } else {

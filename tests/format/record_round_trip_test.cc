@@ -605,5 +605,29 @@ TEST(RecordRoundTrip, KindNames) {
   EXPECT_STREQ(record_kind_name(static_cast<RecordKind>(200)), "unknown");
 }
 
+TEST(RecordRoundTrip, TensorDeath) {
+  TraceBuilder builder(test_header());
+  const uint64_t ids[] = {7, kMax, 1};
+  builder.add(3, TensorDeathRecord{DeathHow::kOnlyViewsBase, {ids, 3}});
+  builder.add(3, TensorDeathRecord{DeathHow::kDestroyed, {ids, 0}});
+  const std::vector<uint8_t> bytes = builder.finish(true, 0);
+  std::string error;
+  auto reader = TraceReader::from_memory(bytes.data(), bytes.size(), error);
+  ASSERT_TRUE(reader) << error;
+  std::vector<std::pair<DeathHow, std::vector<uint64_t>>> seen;
+  reader->for_each([&](const Record& r) {
+    if (r.header.kind == RecordKind::kTensorDeath)
+      seen.emplace_back(r.tensor_death.how, std::vector<uint64_t>(r.tensor_death.tensor_ids.begin(),
+                                                                  r.tensor_death.tensor_ids.end()));
+    return true;
+  });
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].first, DeathHow::kOnlyViewsBase);
+  EXPECT_EQ(seen[0].second, (std::vector<uint64_t>{7, kMax, 1}));
+  EXPECT_EQ(seen[1].first, DeathHow::kDestroyed);
+  EXPECT_TRUE(seen[1].second.empty());
+  EXPECT_STREQ(record_kind_name(RecordKind::kTensorDeath), "tensor_death");
+}
+
 }  // namespace
 }  // namespace memlife::format

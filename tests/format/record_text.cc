@@ -138,6 +138,11 @@ std::string body_text(const OomRecord& r) {
 std::string body_text(const LostRecord& r) {
   return Fields()("records", r.records_lost)("bytes", r.bytes_lost).str();
 }
+std::string body_text(const TensorDeathRecord& r) {
+  std::ostringstream ids;
+  for (uint64_t id : r.tensor_ids) ids << id << ',';
+  return Fields()("how", static_cast<int>(r.how))("tensors", ids.str()).str();
+}
 std::string body_text(const EndRecord& r) {
   return Fields()("exit", r.exit_status)("flags", r.flags).str();
 }
@@ -213,6 +218,9 @@ std::string record_text(const Record& r) {
       break;
     case RecordKind::kEnd:
       body = body_text(r.end);
+      break;
+    case RecordKind::kTensorDeath:
+      body = body_text(r.tensor_death);
       break;
   }
   return record_text(r.header.kind, r.header.seq, r.header.time_ns, r.header.stream_id, body);

@@ -31,6 +31,7 @@ std::string body_text(const CensusRecord& r);
 std::string body_text(const CensusStorageRecord& r);
 std::string body_text(const OomRecord& r);
 std::string body_text(const LostRecord& r);
+std::string body_text(const TensorDeathRecord& r);
 std::string body_text(const EndRecord& r);
 
 // "kind seq=.. t=.. stream=.. | body" for a decoded record.

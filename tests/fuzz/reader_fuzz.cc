@@ -119,6 +119,9 @@ struct Toucher {
       case RecordKind::kEnd:
         u(r.end.exit_status), u(r.end.flags);
         break;
+      case RecordKind::kTensorDeath:
+        u(static_cast<uint64_t>(r.tensor_death.how)), l(r.tensor_death.tensor_ids);
+        break;
     }
   }
 };

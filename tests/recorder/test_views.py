@@ -129,3 +129,48 @@ def test_set_data_owner_moves_away_while_views_hold_storage(tmp_path):
     assert moved and moved[-1]["storage_bytes"] == 0 and moved[-1]["sizes"] == [0]
     census_seqs = [c["seq"] for c in t.of("census", census_id=second)]
     assert census_seqs[0] < moved[-1]["seq"] < census_seqs[1]
+
+
+DEATHS = """
+import time
+import torch
+import memlife
+
+base = torch.zeros(100000)
+v = base[:1]
+other = torch.ones(1000)
+del other  # dies with its storage: the free says it, no death record
+del base  # lives on only as v's `_base`
+time.sleep(0.3)
+memlife.mark("after-base")
+a = torch.zeros(200000)
+alias = torch.empty(0).set_(a.untyped_storage(), 0, (1,))
+del a  # its TensorImpl is destroyed; alias keeps the storage
+time.sleep(0.3)
+memlife.mark("after-alias")
+print(float(v.sum() + alias.sum()))
+"""
+
+
+def test_deaths_are_recorded_when_they_happen(tmp_path):
+    # Issue 13 item 3: the sweeper writes an owner's death within its
+    # interval (50 ms), with no census, step or free to wait for.
+    proc, traces = run_script(tmp_path, DEATHS)
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+
+    def tensor_of(nbytes):
+        alloc = next(x for x in t.of("alloc") if x["bytes"] == nbytes)
+        return next(r for r in t.of("tensor") if r["data_address"] == alloc["address"])
+
+    base, a, other = tensor_of(400000), tensor_of(800000), tensor_of(4000)
+    after_base = t.one("mark", label="after-base")["seq"]
+    after_alias = t.one("mark", label="after-alias")["seq"]
+    released = [(d["seq"], i) for d in t.of("tensor_death", how="only_views_base") for i in d["tensor_ids"]]
+    destroyed = [(d["seq"], i) for d in t.of("tensor_death", how="destroyed") for i in d["tensor_ids"]]
+    assert [s for s, i in released if i == base["tensor_id"]] and \
+        all(s < after_base for s, i in released if i == base["tensor_id"]), released
+    assert len([1 for s, i in released if i == base["tensor_id"]]) == 1
+    (seq_a,) = [s for s, i in destroyed if i == a["tensor_id"]]
+    assert after_base < seq_a < after_alias
+    assert other["tensor_id"] not in [i for _, i in released + destroyed]

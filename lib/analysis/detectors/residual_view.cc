@@ -140,6 +140,10 @@ class ResidualView final : public Detector {
       it->second.end_at = at;
       return;
     }
+    if (s->let_go == LetGo::kDied) {
+      died_owner_episode(m, *s, a, at, true);
+      return;
+    }
     // No census saw it, but the owner let go and something other than the
     // owner's release freed it later: its views held it meanwhile.
     // The owner's own release frees it at once: within the custom op it let
@@ -190,6 +194,12 @@ class ResidualView final : public Detector {
     // released at the same line, however many storages it hit. A release
     // inside a custom op (dc::release_param) is that op's, wherever the
     // compiled code calling it sits: one finding for every parameter.
+    // Storages still allocated when the trace ended, whose owner's death
+    // was recorded and whose views outlived it.
+    const When end{~uint64_t{0} >> 1, m.last_time_ns, m.current_step};
+    for (const auto& [id, s] : m.storages)
+      if (s.let_go == LetGo::kDied && s.data_live && !episodes_.count(id))
+        died_owner_episode(m, s, s.alloc, end, false);
     std::map<std::string, std::vector<const Episode*>> groups;
     for (auto& [id, ep] : episodes_) {
       if (!ep.freed) ep.end_at = When{~uint64_t{0} >> 1, m.last_time_ns, m.current_step};
@@ -310,6 +320,50 @@ class ResidualView final : public Detector {
   }
 
  private:
+  // An owner whose death a tensor_death record gave (no census saw the
+  // storage since): its views kept the storage from that moment to `end`
+  // (its free, or the end of the trace). A finding when the views that
+  // outlived the owner waste what a census would call waste, and held it
+  // past a step boundary or to the end: a view dropped within the step
+  // the owner died in is an ordinary temporary.
+  void died_owner_episode(const Model& m, const Storage& s, const Allocation& a, const When& end,
+                          bool freed) {
+    if (freed && end.step <= s.let_go_at.step) return;
+    std::vector<ByteRange> ranges;
+    std::vector<ViewInfo> views;
+    uint64_t addressed = 0;
+    for (uint64_t tid : s.tensors) {
+      if (tid == s.owner_tensor) continue;
+      const Tensor* t = m.tensor(tid);
+      if (!t || t->storage_id != s.id) continue;
+      if (t->died_at.seq != 0 && t->died_at.seq < s.let_go_at.seq) continue;  // went first
+      ranges.push_back(reachable_range(t->geometry));
+      views.push_back({tid, t->op_string, t->stack_id, t->flags, addressed_bytes(t->geometry),
+                       t->made_in_op_string});
+      addressed += views.back().reachable;
+    }
+    if (views.empty()) return;
+    const uint64_t reach = std::min({union_bytes(ranges), addressed, a.bytes});
+    const uint64_t wasted = a.bytes - reach;
+    if (wasted < kMinWastedBytes || 2 * wasted < a.bytes) return;
+    Episode& ep = episodes_[s.id];
+    ep.storage_id = s.id;
+    ep.bytes = a.bytes;
+    ep.reachable = reach;
+    ep.address = a.address;
+    ep.device = a.device;
+    ep.alloc_stack = a.stack_id;
+    ep.alloc_op = a.op_string;
+    ep.alloc_seq = a.at.seq;
+    ep.owner = s.owner_tensor;
+    ep.let_go = s.let_go;
+    ep.let_go_at = s.let_go_at;
+    ep.seen_at = s.let_go_at;
+    ep.end_at = end;
+    ep.freed = freed;
+    ep.views = std::move(views);
+  }
+
   std::unordered_map<uint64_t, Episode> episodes_;
 };
 

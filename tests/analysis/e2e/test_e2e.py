@@ -135,3 +135,42 @@ def test_expect_freed_names_the_programs_line_not_memlifes(traced):
 
 def test_expect_freed_kept_promise(traced):
     assert of_kind(traced("expect_freed_cache.py", "drop"), "expect_freed") == []
+
+
+# Issue 13 item 3: the owner's death is recorded when it happens, so a view
+# that outlives it is found with no census, step or free to tell.
+@pytest.mark.parametrize("mode,line_marker", [("view_exit", "VIEW_LINE"),
+                                              ("alias_exit", "ALIAS_LINE")])
+def test_owner_death_recorded_without_a_census(traced, mode, line_marker):
+    report = traced("owner_death.py", mode)
+    assert len(report["findings"]) == 1, [f["message"] for f in report["findings"]]
+    (f,) = of_kind(report, "residual_view")
+    assert f["bytes"] == 4 << 20  # what the program prints as retained
+    assert f["evidence"]["reachable_bytes"] == 64
+    owner = next(t for t in f["evidence"]["tensors"] if t["role"] == "owner")
+    assert owner["let_go"] == "died"
+    assert f["evidence"]["steps"] == []  # no census saw it
+    views = [t for t in f["evidence"]["tensors"] if t["role"] == "view"]
+    line = line_of("owner_death.py", line_marker)
+    assert any(stack_has_line(v["stack"], "owner_death.py", line) for v in views), views
+    alloc = f["evidence"]["stacks"][2]
+    assert stack_has_line(alloc, "owner_death.py", line_of("owner_death.py", "ALLOC_LINE")) or \
+        mode == "alias_exit"
+
+
+def test_owner_death_then_view_freed_steps_later(traced, monkeypatch):
+    monkeypatch.setenv("MEMLIFE_CENSUS_AT_STEPS", "0")
+    report = traced("owner_death.py", "view_steps")
+    assert len(report["findings"]) == 1, [f["message"] for f in report["findings"]]
+    (f,) = of_kind(report, "residual_view")
+    assert f["bytes"] == 4 << 20 and f["evidence"]["steps"] == []
+    # Dropped after step 3's mark; the death is seen within 50 ms of the
+    # owner's end, before or just after the first mark.
+    assert f["evidence"]["retained_steps"] >= 2
+    assert f["evidence"]["storage"]["freed"] is True
+
+
+@pytest.mark.parametrize("mode", ["temp_view", "full_view"])
+def test_owner_death_clean_counterparts(traced, mode):
+    report = traced("owner_death.py", mode)
+    assert report["findings"] == [], [f["message"] for f in report["findings"]]
