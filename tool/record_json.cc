@@ -122,6 +122,9 @@ Json RecordJson::summary(const format::ReadStatus& s) {
   out["damaged"] = s.damaged;
   out["stop_reason"] = s.stop_reason;
   out["stop_offset"] = s.stop_offset;
+  out["skipped_bytes"] = s.skipped_bytes;
+  out["skipped_chunks"] = s.skipped_chunks;
+  out["resumed"] = s.resumed;
   return out;
 }
 

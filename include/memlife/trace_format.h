@@ -1,6 +1,6 @@
-// memlife trace format, version 2 (version 1 lacks tensor_death). This header is the specification
-// shared by the recording side (lib/preload, lib/torch) and the analysis side (lib/analysis,
-// tool/). Encoder and decoder live in lib/format.
+// memlife trace format, version 3 (2 adds tensor_death, 3 chunk flags). This header is the
+// specification shared by the recording side (lib/preload, lib/torch) and the analysis side
+// (lib/analysis, tool/). Encoder and decoder live in lib/format.
 //
 // File layout
 // -----------
@@ -16,13 +16,18 @@
 //                            garbage that happens to pass a length check
 //     payload:
 //       varint stream_id     one stream per recording thread (0 = process)
+//       varint chunk_flags   ChunkFlags (version >= 3; absent before)
 //       records...           whole records up to the end of the payload
 //
 // A chunk holds whole records of one stream. Within a stream, records appear
 // in the order the thread produced them; delta state (sequence, time,
-// pointer) carries over from one chunk of a stream to the next, so a reader
-// decodes a stream's chunks in file order. A reader stops at the first chunk
-// whose prefix, length or CRC is wrong and keeps everything before it.
+// pointer) carries over from one chunk of a stream to the next, except that
+// a chunk flagged kChunkSync starts from zero state (the recorder resets it
+// at each of its 256 KiB blocks), so a reader decodes a stream's chunks in
+// file order from any sync chunk on. A chunk whose prefix, length or CRC is
+// wrong is skipped: the reader scans for the next chunk magic whose chunk
+// checks out, and each stream resumes at its next sync chunk; what it
+// skipped is reported (ReadStatus).
 //
 // Record encoding
 // ---------------
@@ -49,7 +54,9 @@ namespace memlife {
 
 inline constexpr char kFileMagic[8] = {'M', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint32_t kChunkMagic = 0x4b43'4c4du;  // "MLCK"
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
+// First version whose chunks carry chunk_flags.
+inline constexpr uint32_t kChunkFlagsFormatVersion = 3;
 // Oldest format version this build still reads.
 inline constexpr uint32_t kMinReadableFormatVersion = 1;
 inline constexpr uint32_t kFileHeaderPrefixBytes = 16;
@@ -156,6 +163,10 @@ enum class RecordKind : uint8_t {
   kTensorDeath = 22,
 };
 inline constexpr uint8_t kMaxRecordKind = 22;
+
+enum ChunkFlags : uint32_t {
+  kChunkSync = 1u << 0,  // the first record's deltas start from zero state
+};
 
 enum class FreePhase : uint8_t { kFree = 0, kRequested = 1, kCompleted = 2 };
 

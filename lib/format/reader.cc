@@ -273,6 +273,7 @@ struct ChunkRef {
   uint64_t file_offset;  // of the first record, for error messages
   const uint8_t* records;
   const uint8_t* end;
+  bool sync;  // its first record's deltas start from zero state
 };
 
 // Decodes one stream's records, chunk after chunk, into its own Record.
@@ -285,15 +286,37 @@ class StreamCursor {
 
   // Advances to the next record. Returns false at the end of the stream or
   // on a malformed record (then error() is set).
+  // A malformed record skips the rest of the stream up to its next sync
+  // chunk (error() names the first one).
   bool next() {
-    while (chunk_ < chunks_.size() && pos_ == nullptr) {
-      pos_ = chunks_[chunk_].records;
-      if (pos_ == chunks_[chunk_].end) {
-        pos_ = nullptr;
-        ++chunk_;
+    for (;;) {
+      while (chunk_ < chunks_.size() && pos_ == nullptr) {
+        pos_ = chunks_[chunk_].records;
+        if (chunks_[chunk_].sync) state_ = StreamState{};
+        if (pos_ == chunks_[chunk_].end) {
+          pos_ = nullptr;
+          ++chunk_;
+        }
       }
+      if (chunk_ >= chunks_.size()) return false;
+      if (decode_one()) return true;
+      // Skip to the stream's next sync chunk.
+      skipped_bytes_ += static_cast<uint64_t>(chunks_[chunk_].end - bad_record_);
+      pos_ = nullptr;
+      for (++chunk_; chunk_ < chunks_.size() && !chunks_[chunk_].sync; ++chunk_)
+        skipped_bytes_ += static_cast<uint64_t>(chunks_[chunk_].end - chunks_[chunk_].records);
     }
-    if (chunk_ >= chunks_.size()) return false;
+  }
+
+  const Record& record() const { return record_; }
+  uint64_t seq() const { return record_.header.seq; }
+  const std::string& error() const { return error_; }
+  uint64_t error_offset() const { return error_offset_; }
+  uint64_t skipped_bytes() const { return skipped_bytes_; }
+  bool resumed() const { return resumed_; }
+
+ private:
+  bool decode_one() {
     const ChunkRef& chunk = chunks_[chunk_];
     const uint8_t* record_start = pos_;
     const uint8_t kind_byte = *pos_++;
@@ -301,17 +324,25 @@ class StreamCursor {
     bool ok = kind_byte >= 1 && kind_byte <= kMaxRecordKind &&
               get_varint_fast(pos_, chunk.end, seq_delta) &&
               get_varint_fast(pos_, chunk.end, time_delta);
-    // The sequence must increase, and must not wrap around on hostile input.
-    if (ok && started_ && (seq_delta == 0 || seq_delta > ~state_.last_seq)) ok = false;
+    // The sequence must increase (also across a sync chunk's reset), and
+    // must not wrap around on hostile input.
+    if (ok &&
+        (seq_delta > ~state_.last_seq || (started_ && state_.last_seq + seq_delta <= last_seq_)))
+      ok = false;
     const auto kind = static_cast<RecordKind>(kind_byte);
     if (ok) ok = decode_record_fields(kind, pos_, chunk.end, state_.last_address, record_);
     if (!ok) {
-      error_offset_ = chunk.file_offset + static_cast<uint64_t>(record_start - chunk.records);
-      error_ = "malformed record in stream " + std::to_string(stream_id_);
+      bad_record_ = record_start;
+      if (error_.empty()) {
+        error_offset_ = chunk.file_offset + static_cast<uint64_t>(record_start - chunk.records);
+        error_ = "malformed record in stream " + std::to_string(stream_id_);
+      }
       return false;
     }
+    resumed_ |= !error_.empty();
     started_ = true;
     state_.last_seq += seq_delta;
+    last_seq_ = state_.last_seq;
     state_.last_time_ns += static_cast<uint64_t>(zigzag_decode(time_delta));
     record_.header.kind = kind;
     record_.header.seq = state_.last_seq;
@@ -323,21 +354,19 @@ class StreamCursor {
     return true;
   }
 
-  const Record& record() const { return record_; }
-  uint64_t seq() const { return record_.header.seq; }
-  const std::string& error() const { return error_; }
-  uint64_t error_offset() const { return error_offset_; }
-
- private:
   uint64_t stream_id_;
   std::vector<ChunkRef> chunks_;
   size_t chunk_ = 0;
   const uint8_t* pos_ = nullptr;
   bool started_ = false;
+  uint64_t last_seq_ = 0;  // of the last record decoded, across resets
   StreamState state_;
   Record record_;
   std::string error_;
   uint64_t error_offset_ = 0;
+  const uint8_t* bad_record_ = nullptr;
+  uint64_t skipped_bytes_ = 0;
+  bool resumed_ = false;
 };
 
 }  // namespace
@@ -444,56 +473,65 @@ ReadStatus TraceReader::read(RecordVisitor& visitor) {
   ReadStatus status;
   status.file_bytes = bytes_;
 
-  // Pass 1: validate chunk framing and CRCs, group chunks by stream.
+  // Pass 1: validate chunk framing and CRCs, group chunks by stream. A bad
+  // chunk is scanned past to the next one that checks out; from then on
+  // each stream waits for its next sync chunk (its deltas start afresh
+  // there). Traces older than chunk flags have no sync chunks: reading
+  // stops at the first bad one.
+  const bool has_chunk_flags = header_.format_version >= kChunkFlagsFormatVersion;
   std::unordered_map<uint64_t, std::vector<ChunkRef>> by_stream;
+  std::unordered_map<uint64_t, uint64_t> synced_epoch;  // stream -> damage epoch of its last sync
+  uint64_t damage_epoch = 0;
   std::vector<uint64_t> stream_order;
   size_t offset = body_offset_;
+  auto first_problem = [&](std::string why, uint64_t at) {
+    if (status.damaged) return;
+    status.damaged = true;
+    status.stop_reason = std::move(why);
+    status.stop_offset = at;
+  };
   while (offset < bytes_) {
-    const size_t left = bytes_ - offset;
-    const uint8_t* p = data_ + offset;
-    auto stop = [&](std::string why) {
-      status.damaged = true;
-      status.stop_reason = std::move(why);
-      status.stop_offset = offset;
-    };
-    if (left < kChunkPrefixBytes) {
-      stop("truncated chunk header (" + std::to_string(left) + " of 12 bytes)");
-      break;
-    }
-    const uint32_t payload_bytes = get_u32(p);
-    const uint32_t crc = get_u32(p + 4);
-    if (get_u32(p + 8) != kChunkMagic) {
-      stop("bad chunk magic");
-      break;
-    }
-    if (payload_bytes == 0 || payload_bytes > kMaxChunkPayloadBytes) {
-      stop("implausible chunk length " + std::to_string(payload_bytes));
-      break;
-    }
-    if (payload_bytes > left - kChunkPrefixBytes) {
-      stop("truncated chunk (" + std::to_string(left - kChunkPrefixBytes) + " of " +
-           std::to_string(payload_bytes) + " payload bytes)");
-      break;
-    }
-    const uint8_t* payload = p + kChunkPrefixBytes;
-    if (crc32c(payload, payload_bytes) != crc) {
-      stop("chunk CRC mismatch");
-      break;
-    }
+    uint32_t payload_bytes = 0;
+    std::string problem = chunk_problem(offset, payload_bytes);
+    const uint8_t* payload = data_ + offset + kChunkPrefixBytes;
     const uint8_t* records = payload;
-    uint64_t stream_id = 0;
-    if (!get_varint(records, payload + payload_bytes, stream_id)) {
-      stop("chunk stream id does not decode");
-      break;
+    uint64_t stream_id = 0, flags = 0;
+    if (problem.empty() &&
+        (!get_varint(records, payload + payload_bytes, stream_id) ||
+         (has_chunk_flags && !get_varint(records, payload + payload_bytes, flags))))
+      problem = "chunk stream id does not decode";
+    if (!problem.empty()) {
+      first_problem(std::move(problem), offset);
+      if (!has_chunk_flags) break;
+      size_t next = offset + 1;
+      while (next < bytes_ && !chunk_checks_out(next)) ++next;
+      status.skipped_bytes += next - offset;
+      ++damage_epoch;
+      offset = next;
+      continue;
     }
+    const size_t chunk_bytes = kChunkPrefixBytes + payload_bytes;
+    // Older traces carry deltas across every chunk of a stream.
+    const bool sync = has_chunk_flags && (flags & kChunkSync) != 0;
+    auto [epoch, seen] = synced_epoch.try_emplace(stream_id, 0);
+    (void)seen;
+    if (sync) epoch->second = damage_epoch;
+    if (epoch->second != damage_epoch) {
+      // Its deltas continue a chunk that was lost: wait for a sync chunk.
+      status.skipped_bytes += chunk_bytes;
+      ++status.skipped_chunks;
+      offset += chunk_bytes;
+      continue;
+    }
+    if (damage_epoch != 0) status.resumed = true;
     auto [it, inserted] = by_stream.try_emplace(stream_id);
     if (inserted) stream_order.push_back(stream_id);
     if (records != payload + payload_bytes) {
       const auto records_offset = static_cast<uint64_t>(records - data_);
-      it->second.push_back(ChunkRef{records_offset, records, payload + payload_bytes});
+      it->second.push_back(ChunkRef{records_offset, records, payload + payload_bytes, sync});
     }
     ++status.chunks;
-    offset += kChunkPrefixBytes + payload_bytes;
+    offset += chunk_bytes;
   }
   status.streams = stream_order.size();
 
@@ -506,10 +544,8 @@ ReadStatus TraceReader::read(RecordVisitor& visitor) {
   auto later = [&](size_t a, size_t b) { return cursors[a]->seq() > cursors[b]->seq(); };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
   auto note_stream_error = [&](const StreamCursor& c) {
-    if (c.error().empty() || status.damaged) return;
-    status.damaged = true;
-    status.stop_reason = c.error();
-    status.stop_offset = c.error_offset();
+    if (c.error().empty()) return;
+    first_problem(c.error(), c.error_offset());
   };
   for (size_t i = 0; i < cursors.size(); ++i) {
     if (cursors[i]->next()) {
@@ -538,7 +574,37 @@ ReadStatus TraceReader::read(RecordVisitor& visitor) {
       }
     }
   }
+  for (const auto& c : cursors) {
+    status.skipped_bytes += c->skipped_bytes();
+    status.resumed |= c->resumed();
+  }
+  if (status.damaged && status.resumed)
+    status.stop_reason += " at byte " + std::to_string(status.stop_offset) + "; skipped " +
+                          std::to_string(status.skipped_bytes) + " bytes and read on";
   return status;
+}
+
+std::string TraceReader::chunk_problem(size_t offset, uint32_t& payload_bytes) const {
+  const size_t left = bytes_ - offset;
+  const uint8_t* p = data_ + offset;
+  if (left < kChunkPrefixBytes)
+    return "truncated chunk header (" + std::to_string(left) + " of 12 bytes)";
+  payload_bytes = get_u32(p);
+  if (get_u32(p + 8) != kChunkMagic) return "bad chunk magic";
+  if (payload_bytes == 0 || payload_bytes > kMaxChunkPayloadBytes)
+    return "implausible chunk length " + std::to_string(payload_bytes);
+  if (payload_bytes > left - kChunkPrefixBytes)
+    return "truncated chunk (" + std::to_string(left - kChunkPrefixBytes) + " of " +
+           std::to_string(payload_bytes) + " payload bytes)";
+  if (crc32c(p + kChunkPrefixBytes, payload_bytes) != get_u32(p + 4)) return "chunk CRC mismatch";
+  return {};
+}
+
+bool TraceReader::chunk_checks_out(size_t offset) const {
+  if (bytes_ - offset < kChunkPrefixBytes || get_u32(data_ + offset + 8) != kChunkMagic)
+    return false;
+  uint32_t payload_bytes = 0;
+  return chunk_problem(offset, payload_bytes).empty();
 }
 
 const char* record_kind_name(RecordKind kind) {

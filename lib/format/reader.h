@@ -58,10 +58,15 @@ struct Record {
 };
 
 struct ReadStatus {
-  bool complete = false;    // an end record was read: the process closed cleanly
-  bool damaged = false;     // reading stopped early at a bad chunk or record
-  std::string stop_reason;  // empty when the file was read to its end
-  uint64_t stop_offset = 0;
+  bool complete = false;     // an end record was read: the process closed cleanly
+  bool damaged = false;      // a bad chunk or record was met (skipped or stopped at)
+  std::string stop_reason;   // the first problem; empty when there was none
+  uint64_t stop_offset = 0;  // where the first problem is
+  // Bytes the reader could not use: bad chunks it scanned past to the next
+  // good one, and good chunks of a stream waiting for its next sync chunk.
+  uint64_t skipped_bytes = 0;
+  uint64_t skipped_chunks = 0;
+  bool resumed = false;  // records were read after a problem
   uint64_t file_bytes = 0;
   uint64_t chunks = 0;
   uint64_t records = 0;
@@ -108,6 +113,12 @@ class TraceReader {
  private:
   TraceReader() = default;
   bool parse_header(std::string& error);
+  // Why the chunk at `offset` cannot be used (empty when it checks out);
+  // sets `payload_bytes` once the prefix is there.
+  std::string chunk_problem(size_t offset, uint32_t& payload_bytes) const;
+  // A cheap magic test first: the scan for the next good chunk calls this
+  // at every byte of a damaged stretch.
+  bool chunk_checks_out(size_t offset) const;
 
   std::string path_;
   const uint8_t* data_ = nullptr;

@@ -7,7 +7,8 @@
 
 namespace memlife::format {
 
-TraceBuilder::TraceBuilder(const HeaderFields& header) : out_(encode_file_header(header)) {
+TraceBuilder::TraceBuilder(const HeaderFields& header)
+    : out_(encode_file_header(header)), format_version_(header.format_version) {
   time_ns_ = header.start_monotonic_ns;
 }
 
@@ -36,15 +37,19 @@ TraceBuilder& TraceBuilder::add_segment(uint64_t stream, bool is_alloc, const Se
   return *this;
 }
 
-void TraceBuilder::cut(uint64_t stream) {
+void TraceBuilder::cut(uint64_t stream, bool new_block) {
   auto it = streams_.find(stream);
   if (it == streams_.end() || it->second.used == 0) return;
   Stream& s = it->second;
   uint8_t prefix[kChunkPrefixBound];
-  const size_t prefix_bytes = encode_chunk_prefix(prefix, stream, s.buffer.data(), s.used);
+  const size_t prefix_bytes =
+      encode_chunk_prefix(prefix, stream, s.sync, s.buffer.data(), s.used, format_version_);
   out_.insert(out_.end(), prefix, prefix + prefix_bytes);
   out_.insert(out_.end(), s.buffer.begin(), s.buffer.begin() + static_cast<long>(s.used));
   s.used = 0;
+  // Before chunk flags, deltas carried over every chunk.
+  s.sync = new_block && format_version_ >= kChunkFlagsFormatVersion;
+  if (s.sync) s.state = StreamState{};
 }
 
 std::vector<uint8_t> TraceBuilder::finish(bool clean_end, uint64_t exit_status) {

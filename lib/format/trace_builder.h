@@ -31,7 +31,10 @@ class TraceBuilder {
                             uint64_t time_ns = 0);
 
   // Ends the chunk of `stream` now (the next record starts a new chunk).
-  void cut(uint64_t stream);
+  // `new_block`: the next chunk starts from zero delta state and is a sync
+  // chunk, as the recorder's first chunk of each block is; otherwise its
+  // deltas carry over, as a block drained in several chunks does.
+  void cut(uint64_t stream, bool new_block = true);
   // Chunk payload size at which a stream's chunk is cut automatically.
   void set_chunk_bytes(size_t bytes) { chunk_bytes_ = bytes; }
 
@@ -48,6 +51,7 @@ class TraceBuilder {
     StreamState state;
     std::vector<uint8_t> buffer;
     size_t used = 0;
+    bool sync = true;  // the open chunk starts from zero state
   };
   Stream& stream_for(uint64_t stream, size_t room);
   void maybe_cut(uint64_t stream, Stream& s);
@@ -60,6 +64,7 @@ class TraceBuilder {
   uint64_t time_ns_ = 0;
   size_t chunk_bytes_ = 64 * 1024;
   bool finished_ = false;
+  uint32_t format_version_ = kFormatVersion;
 };
 
 }  // namespace memlife::format

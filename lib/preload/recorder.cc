@@ -143,14 +143,14 @@ void close_trace_fd() {
   g_fd = -1;
 }
 
-void write_chunk(uint64_t stream_id, const uint8_t* data, size_t bytes) {
+void write_chunk(uint64_t stream_id, const uint8_t* data, size_t bytes, bool sync) {
   if (g_fd < 0 || g_write_failed) return;
   if (!fd_is_trace() && !reopen_trace()) {
     warn_once_write_failure(errno);
     return;
   }
   uint8_t prefix[format::kChunkPrefixBound];
-  const size_t prefix_bytes = format::encode_chunk_prefix(prefix, stream_id, data, bytes);
+  const size_t prefix_bytes = format::encode_chunk_prefix(prefix, stream_id, sync, data, bytes);
   iovec parts[2] = {{prefix, prefix_bytes}, {const_cast<uint8_t*>(data), bytes}};
   size_t total = prefix_bytes + bytes;
   size_t done = 0;
@@ -185,7 +185,8 @@ void write_chunk(uint64_t stream_id, const uint8_t* data, size_t bytes) {
 void drain_all_locked(bool recycle = true) {
   for (ThreadWriter* w = g_writers.load(std::memory_order_acquire); w != nullptr;
        w = w->next_registered) {
-    w->drain([w](const uint8_t* data, size_t bytes) { write_chunk(w->stream_id(), data, bytes); },
+    w->drain([w](const uint8_t* data, size_t bytes,
+                 bool block_start) { write_chunk(w->stream_id(), data, bytes, block_start); },
              recycle);
   }
 }

@@ -38,6 +38,7 @@ Block* acquire_block(size_t min_capacity) {
   if (block == nullptr) return nullptr;
   block->next.store(nullptr, std::memory_order_relaxed);
   block->committed.store(0, std::memory_order_relaxed);
+  block->sync_count.store(0, std::memory_order_relaxed);
   g_in_flight.fetch_add(1, std::memory_order_relaxed);
   return block;
 }
@@ -62,8 +63,19 @@ ThreadWriter::ThreadWriter(uint64_t stream_id, uint64_t tid) : stream_id_(stream
   tail_ = head_ = acquire_block(kBlockBytes);
 }
 
-uint8_t* ThreadWriter::reserve(size_t max_bytes) {
-  if (tail_->capacity - write_pos_ >= max_bytes) return tail_->data() + write_pos_;
+void ThreadWriter::mark_sync_point() {
+  const uint32_t n = tail_->sync_count.load(std::memory_order_relaxed);
+  if (n == kMaxSyncPoints) {
+    next_sync_ = ~size_t{0};
+    return;
+  }
+  state_ = format::StreamState{};
+  tail_->sync_offsets[n] = static_cast<uint32_t>(write_pos_);
+  tail_->sync_count.store(n + 1, std::memory_order_release);
+  next_sync_ = write_pos_ + kSyncBytes;
+}
+
+uint8_t* ThreadWriter::reserve_slow(size_t max_bytes) {
   Block* fresh = acquire_block(max_bytes);
   if (fresh == nullptr) {
     dropping_ = true;
@@ -73,6 +85,10 @@ uint8_t* ThreadWriter::reserve(size_t max_bytes) {
   tail_->next.store(fresh, std::memory_order_release);
   tail_ = fresh;
   write_pos_ = 0;
+  next_sync_ = kSyncBytes;
+  // Each block starts from zero delta state: its first chunk is a sync
+  // point a reader can resume at after a damaged chunk.
+  state_ = format::StreamState{};
   return tail_->data();
 }
 

@@ -14,6 +14,11 @@
 namespace memlife::rec {
 
 inline constexpr size_t kBlockBytes = size_t{256} * 1024;
+// Every this many bytes of a block, the producer resets its delta state and
+// notes the offset: the writer starts a sync chunk there, so a reader that
+// meets a damaged chunk loses at most this much of the stream after it.
+inline constexpr size_t kSyncBytes = size_t{16} * 1024;
+inline constexpr uint32_t kMaxSyncPoints = 32;
 // Largest record a hook may emit; larger ones are dropped and counted.
 inline constexpr size_t kMaxRecordBytes = size_t{64} * 1024;
 
@@ -21,6 +26,10 @@ struct Block {
   std::atomic<Block*> next{nullptr};
   std::atomic<size_t> committed{0};
   size_t capacity = 0;
+  // Offsets after 0 where a record starts from zero delta state; published
+  // by the count (release) before the record there is committed.
+  std::atomic<uint32_t> sync_count{0};
+  uint32_t sync_offsets[kMaxSyncPoints] = {};
   uint8_t* data() { return reinterpret_cast<uint8_t*>(this + 1); }
 };
 
@@ -40,7 +49,11 @@ class ThreadWriter {
   bool usable() const { return tail_ != nullptr; }
 
   // Producer side.
-  uint8_t* reserve(size_t max_bytes);
+  uint8_t* reserve(size_t max_bytes) {
+    if (tail_->capacity - write_pos_ < max_bytes) return reserve_slow(max_bytes);
+    if (write_pos_ >= next_sync_) mark_sync_point();
+    return tail_->data() + write_pos_;
+  }
   void commit(uint8_t* end) {
     if (dropping_) {
       // The record went to the overflow area: forget it, including the delta
@@ -56,10 +69,11 @@ class ThreadWriter {
   format::StreamState& state() { return state_; }
   StackTable*& stacks() { return stacks_; }
 
-  // Writer side: calls `sink(data, bytes)` for every committed and not yet
-  // drained byte range, in order, and recycles drained blocks unless `recycle`
-  // is false (a fatal-signal handler must not take the pool lock). One
-  // drainer at a time: the recorder holds its flush lock.
+  // Writer side: calls `sink(data, bytes, block_start)` for every committed
+  // and not yet drained byte range, in order (`block_start`: the range opens
+  // a block, whose first record starts from zero delta state), and recycles drained blocks unless
+  // `recycle` is false (a fatal-signal handler must not take the pool lock). One drainer at a time:
+  // the recorder holds its flush lock.
   template <typename Sink>
   void drain(Sink&& sink, bool recycle = true);
 
@@ -72,11 +86,15 @@ class ThreadWriter {
  private:
   uint64_t stream_id_;
   uint64_t tid_;
+  uint8_t* reserve_slow(size_t max_bytes);
+  void mark_sync_point();
+
   format::StreamState state_;
   StackTable* stacks_ = nullptr;
   // Producer-owned.
   Block* tail_ = nullptr;
   size_t write_pos_ = 0;
+  size_t next_sync_ = kSyncBytes;
   // Writer-owned.
   Block* head_ = nullptr;
   size_t drained_ = 0;
@@ -95,7 +113,23 @@ void ThreadWriter::drain(Sink&& sink, bool recycle) {
     Block* successor = block->next.load(std::memory_order_acquire);
     const size_t committed = block->committed.load(std::memory_order_acquire);
     if (committed > drained_) {
-      sink(block->data() + drained_, committed - drained_);
+      // One chunk per stretch between sync points; a stretch that starts at
+      // one (or at the block's start) is a sync chunk.
+      const uint32_t syncs = block->sync_count.load(std::memory_order_acquire);
+      bool sync = drained_ == 0;
+      for (uint32_t i = 0; i < syncs; ++i) {
+        const size_t at = block->sync_offsets[i];
+        if (at < drained_) continue;
+        if (at == drained_) {
+          sync = true;
+          continue;
+        }
+        if (at >= committed) break;
+        sink(block->data() + drained_, at - drained_, sync);
+        drained_ = at;
+        sync = true;
+      }
+      sink(block->data() + drained_, committed - drained_, sync);
       drained_ = committed;
     }
     if (successor == nullptr) return;

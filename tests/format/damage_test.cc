@@ -121,10 +121,14 @@ TEST(Truncation, WithoutEndRecordEveryCutIsIncomplete) {
   }
 }
 
-TEST(BitFlips, EveryFlippedBitInTheChunksIsCaughtAtItsChunk) {
+TEST(BitFlips, AFlippedBitLosesOnlyItsChunk) {
+  // Issue 15 item 5: every chunk of this trace is a sync chunk (as each
+  // stretch of kSyncBytes of the recorder's is), so the reader skips the
+  // damaged chunk, finds the next one by its magic and reads on.
   ScriptedTrace trace = small_multi_chunk_trace();
   const std::vector<uint8_t> clean = trace.finish(true);
   const Framing framing = walk_framing(clean);
+  const size_t last = framing.chunk_end.size() - 1;
   size_t chunk = 0;
   for (size_t at = framing.header_end; at < clean.size(); ++at) {
     while (framing.chunk_end[chunk] <= at) ++chunk;
@@ -135,14 +139,51 @@ TEST(BitFlips, EveryFlippedBitInTheChunksIsCaughtAtItsChunk) {
       ASSERT_TRUE(read.opened);
       ASSERT_TRUE(read.status.damaged) << "byte " << at << " bit " << bit;
       EXPECT_EQ(read.status.stop_offset, framing.chunk_begin[chunk]) << at;
-      EXPECT_EQ(read.status.chunks, chunk) << at;
-      ASSERT_EQ(read.records, expected_texts(trace.chunks(), chunk)) << at << ":" << bit;
-      EXPECT_FALSE(read.status.complete);
+      EXPECT_EQ(read.status.chunks, last) << at;
+      ASSERT_EQ(read.records, expected_texts_without(trace.chunks(), {chunk})) << at << ":" << bit;
+      EXPECT_EQ(read.status.complete, chunk != last) << at;
+      EXPECT_EQ(read.status.resumed, chunk != last) << at;
+      EXPECT_EQ(read.status.skipped_bytes, framing.chunk_end[chunk] - framing.chunk_begin[chunk])
+          << at;
       if (at >= framing.chunk_begin[chunk] + kChunkPrefixBytes) {
-        EXPECT_EQ(read.status.stop_reason, "chunk CRC mismatch") << at;
+        EXPECT_EQ(read.status.stop_reason.rfind("chunk CRC mismatch", 0), 0u)
+            << read.status.stop_reason;
       }
+      if (chunk != last)
+        EXPECT_NE(read.status.stop_reason.find("and read on"), std::string::npos)
+            << read.status.stop_reason;
     }
   }
+}
+
+TEST(BitFlips, AStreamResumesAtItsNextSyncChunk) {
+  // Stream 1 writes three chunks of one block (deltas carry over), then a
+  // new block; stream 2 one chunk in between. Damage to stream 1's first
+  // chunk loses its two continuations too, never stream 2.
+  ScriptedTrace t(HeaderFields{});
+  uint64_t time = 100;
+  t.add(1, ThreadRecord{1, "main"}, time += 10);
+  t.cut(1, /*new_block=*/false);  // chunk 0: damaged below
+  t.add(1, AllocRecord{0x1000, 64, -1, 0, 0, 0}, time += 10);
+  t.cut(1, false);  // chunk 1: continues chunk 0's deltas
+  t.add(2, ThreadRecord{2, "worker"}, time += 10);
+  t.cut(2);  // chunk 2
+  t.add(1, FreeRecord{0x1000, 64, -1, FreePhase::kFree}, time += 10);
+  t.cut(1);  // chunk 3: continues too; the next chunk of stream 1 is a new block
+  t.add(1, AllocRecord{0x2000, 32, -1, 0, 0, 0}, time += 10);
+  const std::vector<uint8_t> clean = t.finish(true);  // chunk 4 (stream 1), 5 (end)
+  const Framing framing = walk_framing(clean);
+  ASSERT_EQ(framing.chunk_begin.size(), 6u);
+  std::vector<uint8_t> bytes = clean;
+  bytes[framing.chunk_end[0] - 1] ^= 0x10;
+  const ReadResult read = read_all(bytes);
+  ASSERT_TRUE(read.opened);
+  EXPECT_EQ(read.records, expected_texts_without(t.chunks(), {0, 1, 3}));
+  EXPECT_EQ(read.status.skipped_chunks, 2u);
+  EXPECT_EQ(read.status.skipped_bytes, (framing.chunk_end[1] - framing.chunk_begin[0]) +
+                                           (framing.chunk_end[3] - framing.chunk_begin[3]));
+  EXPECT_TRUE(read.status.complete);
+  EXPECT_TRUE(read.status.resumed);
 }
 
 TEST(BitFlips, FlipsInTheHeaderNeverCrash) {
@@ -168,7 +209,7 @@ TEST(BitFlips, FlipsInTheHeaderNeverCrash) {
 // buggy writer makes these, and the reader must still stop cleanly.
 std::vector<uint8_t> raw_chunk(uint64_t stream, const std::vector<uint8_t>& records) {
   std::vector<uint8_t> out(kChunkPrefixBound);
-  out.resize(encode_chunk_prefix(out.data(), stream, records.data(), records.size()));
+  out.resize(encode_chunk_prefix(out.data(), stream, true, records.data(), records.size()));
   out.insert(out.end(), records.begin(), records.end());
   return out;
 }
@@ -178,7 +219,7 @@ std::vector<uint8_t> header_bytes() { return encode_file_header(HeaderFields{});
 TEST(MalformedRecords, BadRecordsInsideValidChunksStopThatStream) {
   const std::vector<std::vector<uint8_t>> bad_payloads = {
       {0x00, 0x01, 0x00},                                   // kind 0
-      {22, 0x01, 0x00},                                     // kind past the last
+      {23, 0x01, 0x00},                                     // kind past the last
       {0xff, 0x01, 0x00},                                   // kind 255
       {20, 0x01},                                           // lost: time missing
       {20, 0x01, 0x00, 0x05},                               // lost: second field missing
@@ -201,10 +242,11 @@ TEST(MalformedRecords, BadRecordsInsideValidChunksStopThatStream) {
     ASSERT_TRUE(read.opened);
     EXPECT_TRUE(read.status.damaged) << i;
     EXPECT_EQ(read.status.stop_reason, "malformed record in stream 4") << i;
-    // The stop offset is the bad record's own: past the 12-byte prefix and
-    // the one-byte stream id, and past the good record of the last case.
+    // The stop offset is the bad record's own: past the 12-byte prefix, the
+    // one-byte stream id and chunk flags, and past the good record of the
+    // last case.
     const size_t record_offset = i + 1 == bad_payloads.size() ? 5 : 0;
-    EXPECT_EQ(read.status.stop_offset, bad_offset + kChunkPrefixBytes + 1 + record_offset) << i;
+    EXPECT_EQ(read.status.stop_offset, bad_offset + kChunkPrefixBytes + 2 + record_offset) << i;
     ASSERT_GE(read.records.size(), 1u) << i;
     EXPECT_NE(read.records[0].find("records=3 bytes=4"), std::string::npos);
   }
@@ -344,7 +386,7 @@ TEST(BadFiles, OpenNamesTheFileAndTheProblem) {
   error.clear();
   EXPECT_FALSE(TraceReader::open(future.path(), error));
   EXPECT_NE(error.find(future.path()), std::string::npos) << error;
-  EXPECT_NE(error.find("version 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("version " + std::to_string(kFormatVersion)), std::string::npos) << error;
 }
 
 TEST(BadFiles, OpenReadsAGoodFileLikeFromMemory) {

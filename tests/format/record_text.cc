@@ -269,8 +269,16 @@ Framing walk_framing(const std::vector<uint8_t>& bytes) {
 
 std::vector<std::string> expected_texts(const std::vector<std::vector<ExpectedRecord>>& chunks,
                                         size_t chunks_kept) {
+  std::vector<size_t> lost;
+  for (size_t i = chunks_kept; i < chunks.size(); ++i) lost.push_back(i);
+  return expected_texts_without(chunks, lost);
+}
+
+std::vector<std::string> expected_texts_without(
+    const std::vector<std::vector<ExpectedRecord>>& chunks, const std::vector<size_t>& lost) {
   std::vector<ExpectedRecord> all;
-  for (size_t i = 0; i < chunks_kept && i < chunks.size(); ++i) {
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (std::find(lost.begin(), lost.end(), i) != lost.end()) continue;
     all.insert(all.end(), chunks[i].begin(), chunks[i].end());
   }
   std::sort(all.begin(), all.end(),

@@ -36,8 +36,8 @@ class ScriptedTrace {
     note(stream, is_alloc ? RecordKind::kSegmentAlloc : RecordKind::kSegmentFree, time_ns,
          body_text(record));
   }
-  void cut(uint64_t stream) {
-    builder_.cut(stream);
+  void cut(uint64_t stream, bool new_block = true) {
+    builder_.cut(stream, new_block);
     auto it = open_.find(stream);
     if (it == open_.end() || it->second.empty()) return;
     chunks_.push_back(std::move(it->second));
@@ -87,5 +87,8 @@ Framing walk_framing(const std::vector<uint8_t>& bytes);
 // readable, sorted by seq.
 std::vector<std::string> expected_texts(const std::vector<std::vector<ExpectedRecord>>& chunks,
                                         size_t chunks_kept);
+// The same for every chunk but those in `lost` (indices in file order).
+std::vector<std::string> expected_texts_without(
+    const std::vector<std::vector<ExpectedRecord>>& chunks, const std::vector<size_t>& lost);
 
 }  // namespace memlife::format::testing

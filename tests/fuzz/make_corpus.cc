@@ -80,6 +80,7 @@ TraceBuilder every_kind() {
         CensusStorageRecord{1, 6, 0x7f0000100000ull, 4096, 2, 0, list_of<CensusHolder>(holders)});
   b.add(0, OomRecord{0, 1 << 30, 1 << 20, 1ull << 34});
   b.add(0, LostRecord{3, 300});
+  b.add(1, TensorDeathRecord{DeathHow::kOnlyViewsBase, list_of<uint64_t>(ids)});
   return b;
 }
 
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> malformed = TraceBuilder(header()).finish(false);
   const std::vector<uint8_t> bad_record = {6, 1, 0, 1, 0xff, 0xff, 0x03, 1};
   std::vector<uint8_t> prefix(kChunkPrefixBound);
-  prefix.resize(encode_chunk_prefix(prefix.data(), 3, bad_record.data(), bad_record.size()));
+  prefix.resize(encode_chunk_prefix(prefix.data(), 3, true, bad_record.data(), bad_record.size()));
   malformed.insert(malformed.end(), prefix.begin(), prefix.end());
   malformed.insert(malformed.end(), bad_record.begin(), bad_record.end());
   ok &= write(dir, "partial-malformed-record.mltrace", malformed);

@@ -126,3 +126,32 @@ def test_records_before_exec_are_kept(memlife):
         assert not summary_of(records).get("damaged")
         found |= any(a.get("bytes") == 123457 for a in records_of(records, "alloc"))
     assert found, "the allocation made just before exec was lost"
+
+
+def test_a_flipped_bit_loses_one_chunk_not_the_rest(memlife, tmp_path):
+    # Issue 15 item 5: one flipped bit early in a real trace. Before chunk
+    # sync points the reader stopped there and kept nothing after it; now it
+    # skips the damaged chunk, resumes at the next sync chunk (at most 16 KiB
+    # of a stream later) and says what it skipped.
+    proc, out_dir = memlife.run(*python_cmd("seeded_training.py"))
+    assert proc.returncode == 0, proc.stderr
+    (trace,) = sorted(out_dir.glob("*.mltrace"))
+    data = bytearray(trace.read_bytes())
+    first_chunk = 16 + int.from_bytes(data[12:16], "little")
+    data[first_chunk + 40] ^= 0x04  # inside the first chunk's payload
+    flipped = tmp_path / "flipped.mltrace"
+    flipped.write_bytes(bytes(data))
+    clean = memlife.dump(trace)
+    damaged = memlife.dump(flipped)
+    summary = summary_of(damaged)
+    assert summary["damaged"] and summary["complete"] and summary["resumed"], summary
+    assert first_chunk <= summary["stop_offset"] <= first_chunk + 40  # the hit chunk's start
+    assert 0 < summary["skipped_bytes"] <= 2 * 16 * 1024 + 4096, summary
+    assert "read on" in summary["stop_reason"]
+    kept = len(records_of(damaged, "alloc"))
+    assert kept >= 0.8 * len(records_of(clean, "alloc")), (kept, len(records_of(clean, "alloc")))
+    # The gate names the damage.
+    check = subprocess.run([memlife.binary, "check", str(flipped)], capture_output=True, text=True,
+                           timeout=120)
+    assert check.returncode == 2, check.stdout + check.stderr
+    assert "damaged_trace" in check.stdout + check.stderr
