@@ -51,13 +51,13 @@ int dump(const DumpOptions& options) {
     return 2;
   }
   if (!jsonl) std::cerr << analysis::terminal_safe(text_comment(summary)) << "\n";
-  if (!status.complete) {
-    std::cerr << "memlife dump: warning: " << options.trace << " is truncated (no end record"
-              << (status.stop_reason.empty()
-                      ? std::string()
-                      : "; stopped at byte " + std::to_string(status.stop_offset) + ": " +
-                            status.stop_reason)
-              << "); printed the " << status.records << " records before that\n";
+  if (!status.complete || status.damaged) {
+    std::cerr << "memlife dump: warning: " << options.trace
+              << (status.damaged ? " is damaged (at byte " + std::to_string(status.stop_offset) +
+                                       ": " + status.stop_reason + ")"
+                                 : std::string(" is truncated (no end record)"))
+              << (status.damaged && !status.complete ? " and has no end record" : "")
+              << "; printed the " << status.records << " records it could read\n";
   }
   return 0;
 }

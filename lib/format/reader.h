@@ -118,7 +118,8 @@ class TraceReader {
   std::string chunk_problem(size_t offset, uint32_t& payload_bytes) const;
   // A cheap magic test first: the scan for the next good chunk calls this
   // at every byte of a damaged stretch.
-  bool chunk_checks_out(size_t offset) const;
+  // `crc_budget` bounds the CRC work of one read's scans.
+  bool chunk_checks_out(size_t offset, uint64_t& crc_budget) const;
 
   std::string path_;
   const uint8_t* data_ = nullptr;
