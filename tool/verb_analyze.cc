@@ -5,8 +5,6 @@
 
 #include <iostream>
 
-#include "analysis/analyze.h"
-#include "analysis/cross_rank.h"
 #include "analysis/incomplete.h"
 #include "analysis/redact.h"
 #include "analysis/report.h"
@@ -22,8 +20,7 @@ void register_analyze_verb(CLI::App& app) {
     std::string output;
     uint64_t warmup_steps = 2;
     unsigned jobs = 0;
-    std::string run_id;
-    bool all_runs = false;
+    analysis::RunChoice run;
     bool keep_secrets = false;
     double imbalance_ratio = 0.25;
     uint64_t imbalance_min_bytes = 1u << 20;
@@ -35,10 +32,7 @@ void register_analyze_verb(CLI::App& app) {
   verb->add_option("--warmup-steps", args->warmup_steps, "steps step_growth ignores at the start")
       ->capture_default_str();
   verb->add_option("-j,--jobs", args->jobs, "traces analyzed at once (0: one per core)");
-  verb->add_option("--run", args->run_id,
-                   "analyze the traces of this run id (default: the newest run among the inputs)");
-  verb->add_flag("--all-runs", args->all_runs,
-                 "analyze the traces of every run (cross-rank checks stay within each run)");
+  add_run_options(verb, args->run);
   verb->add_flag("--keep-secrets", args->keep_secrets,
                  "keep argument values that look like secrets (--password=..., *_TOKEN=...) in "
                  "the report; by default they are written as ***");
@@ -50,42 +44,36 @@ void register_analyze_verb(CLI::App& app) {
                    "... and by more than this many bytes")
       ->capture_default_str();
   verb->callback([args] {
-    std::vector<std::string> paths;
+    analysis::TraceSelection selection;
     std::string error;
-    std::vector<std::string> warnings;
-    if (!analysis::collect_trace_paths(args->inputs, paths, error) ||
-        !analysis::select_run(paths, args->run_id, args->all_runs, warnings, error)) {
+    if (!analysis::select_traces(args->inputs, args->run, selection, error)) {
       std::cerr << "memlife analyze: " << error << "\n";
       throw ExitWith{2};
     }
     if (!output_is_not_an_input(args->output, args->inputs, error) ||
-        !output_is_not_an_input(args->output, paths, error)) {
+        !output_is_not_an_input(args->output, selection.paths, error)) {
       std::cerr << "memlife analyze: " << error << "\n";
       throw ExitWith{2};
     }
-    for (const std::string& w : warnings)
+    for (const std::string& w : selection.warnings)
       std::cerr << "memlife analyze: warning: " << analysis::terminal_safe(w) << "\n";
-    analysis::AnalysisOptions options;
-    options.warmup_steps = args->warmup_steps;
+    analysis::RunOptions options;
+    options.analysis.warmup_steps = args->warmup_steps;
+    options.cross_rank.imbalance_ratio = args->imbalance_ratio;
+    options.cross_rank.imbalance_min_bytes = args->imbalance_min_bytes;
+    options.jobs = args->jobs;
     // Progress only for a person watching: never in logs or pipes.
-    analysis::ProgressFn progress;
-    if (isatty(STDERR_FILENO) && paths.size() > 1) {
-      progress = [](size_t done, size_t total, const std::string&) {
+    if (isatty(STDERR_FILENO) && selection.paths.size() > 1) {
+      options.progress = [](size_t done, size_t total, const std::string&) {
         std::cerr << "\rmemlife analyze: " << done << "/" << total << " traces" << std::flush;
         if (done == total) std::cerr << "\n";
       };
     }
-    auto results = analysis::analyze_traces(paths, options, args->jobs, progress);
-    for (const auto& r : results)
-      if (!r.error.empty()) {
-        std::cerr << "memlife analyze: " << r.error << "\n";
-        throw ExitWith{2};
-      }
-    analysis::CrossRankOptions cross;
-    cross.imbalance_ratio = args->imbalance_ratio;
-    cross.imbalance_min_bytes = args->imbalance_min_bytes;
-    const auto run_findings = analysis::cross_rank_findings(results, cross);
-    nlohmann::json report = analysis::make_report(results, run_findings, warnings);
+    nlohmann::json report;
+    if (!analysis::analyze_run(selection, options, report, error)) {
+      std::cerr << "memlife analyze: " << error << "\n";
+      throw ExitWith{2};
+    }
     if (!args->keep_secrets) analysis::redact_secrets(report);
     for (const auto& w : report["warnings"])
       if (analysis::incomplete_kind_of(w.get<std::string>()) != nullptr)

@@ -23,22 +23,22 @@ namespace {
   throw ExitWith{2};
 }
 
-nlohmann::json report_for(const std::vector<std::string>& inputs, uint64_t warmup) {
+nlohmann::json report_for(const std::vector<std::string>& inputs, const analysis::RunChoice& run,
+                          uint64_t warmup) {
   std::string error;
+  nlohmann::json report;
   if (inputs.size() == 1 && inputs[0].size() > 5 &&
       inputs[0].compare(inputs[0].size() - 5, 5, ".json") == 0) {
-    nlohmann::json report;
     if (!analysis::load_report(inputs[0], report, error)) usage_error(error);
     return report;
   }
-  std::vector<std::string> paths;
-  if (!analysis::collect_trace_paths(inputs, paths, error)) usage_error(error);
-  analysis::AnalysisOptions options;
-  options.warmup_steps = warmup;
-  const auto results = analysis::analyze_traces(paths, options);
-  for (const auto& r : results)
-    if (!r.error.empty()) usage_error(r.error);
-  return analysis::make_report(results);
+  analysis::TraceSelection selection;
+  analysis::RunOptions options;
+  options.analysis.warmup_steps = warmup;
+  if (!analysis::select_traces(inputs, run, selection, error) ||
+      !analysis::analyze_run(selection, options, report, error))
+    usage_error(error);
+  return report;
 }
 
 }  // namespace
@@ -49,6 +49,7 @@ void register_check_verb(CLI::App& app) {
     std::string fail_on, suppressions, baseline, junit;
     uint64_t max_bytes = 0, warmup_steps = 2;
     bool accept_incomplete = false;
+    analysis::RunChoice run;
   };
   auto args = std::make_shared<Args>();
   CLI::App* verb = app.add_subcommand("check", "Gate CI on the findings of traces");
@@ -66,6 +67,7 @@ void register_check_verb(CLI::App& app) {
   verb->add_option("--baseline", args->baseline, "an earlier report: fail only on new findings");
   verb->add_option("--junit", args->junit, "write JUnit XML here");
   verb->add_option("--warmup-steps", args->warmup_steps, "when analyzing traces");
+  add_run_options(verb, args->run);
   verb->add_flag("--accept-incomplete", args->accept_incomplete,
                  "gate an incomplete recording (torch plugin not loaded, truncated or damaged "
                  "trace, records lost) on its findings instead of exiting 2");
@@ -85,7 +87,7 @@ void register_check_verb(CLI::App& app) {
       for (const auto& f : base["findings"]) gate.baseline.insert(analysis::finding_fingerprint(f));
       gate.has_baseline = true;
     }
-    const nlohmann::json report = report_for(args->inputs, args->warmup_steps);
+    const nlohmann::json report = report_for(args->inputs, args->run, args->warmup_steps);
     // An incomplete recording fails before any finding is judged: one line.
     std::vector<std::string> incomplete;
     for (const auto& w : report.value("warnings", nlohmann::json::array()))

@@ -7,12 +7,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "analysis/json_input.h"
+#include "analysis/report.h"
 #include "output_file.h"
 #include "verbs.h"
 #include "views/perfetto.h"
 #include "views/torch_snapshot.h"
-#include "views/trace_inputs.h"
 #include "views/trace_timeline.h"
 
 namespace memlife::tool {
@@ -26,6 +25,7 @@ struct ExportArgs {
   std::string report;
   bool no_cpu = false;
   size_t max_entries = 0;
+  analysis::RunChoice run;
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -63,9 +63,10 @@ std::vector<views::TraceTimeline> load_all(const std::vector<std::string>& paths
 }
 
 void run_export(const ExportArgs& args) {
-  std::vector<std::string> paths;
+  analysis::TraceSelection selection;
   std::string error;
-  if (!views::expand_trace_inputs(args.inputs, paths, error)) fail(error);
+  if (!analysis::select_traces(args.inputs, args.run, selection, error)) fail(error);
+  const std::vector<std::string>& paths = selection.paths;
   std::vector<std::string> inputs = args.inputs;
   inputs.insert(inputs.end(), paths.begin(), paths.end());
   if (!args.report.empty()) inputs.push_back(args.report);
@@ -94,11 +95,12 @@ void run_export(const ExportArgs& args) {
     return;
   }
 
-  nlohmann::json report;  // null unless --report
+  // The findings: --report's, else the same analysis every verb runs.
+  nlohmann::json report;
   if (!args.report.empty()) {
-    if (!analysis::read_json_file(args.report, report, error)) fail(error);
-    if (!report.is_object() || !report.contains("findings") || !report["findings"].is_array())
-      fail(args.report + ": not a memlife analysis report (JSON with a findings array)");
+    if (!analysis::load_report(args.report, report, error)) fail(error);
+  } else if (!analysis::analyze_run(selection, analysis::RunOptions{}, report, error)) {
+    fail(error);
   }
   const auto timelines = load_all(paths, views::TimelineOptions{});
   const nlohmann::json trace = views::perfetto_trace(timelines, report, views::PerfettoOptions{});
@@ -121,7 +123,9 @@ void register_export_verb(CLI::App& app) {
                    "output file (torch-snapshot with several processes: FILE.pid<PID>.ext each)")
       ->required();
   verb->add_option("--report", args->report,
-                   "perfetto: analysis report whose findings become instant events");
+                   "perfetto: analysis report whose findings become instant events (default: "
+                   "the findings of analyzing the traces)");
+  add_run_options(verb, args->run);
   verb->add_flag("--no-cpu", args->no_cpu, "torch-snapshot: leave CPU storages out");
   verb->add_option("--max-entries", args->max_entries,
                    "torch-snapshot: keep the last N events per device (0: all)");

@@ -6,14 +6,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "analysis/analyze.h"
-#include "analysis/json_input.h"
 #include "analysis/redact.h"
 #include "analysis/report.h"
 #include "output_file.h"
 #include "verbs.h"
 #include "views/html_report.h"
-#include "views/trace_inputs.h"
 #include "views/trace_timeline.h"
 
 namespace memlife::tool {
@@ -28,6 +25,7 @@ struct ReportArgs {
   std::string report;
   std::string title;
   bool keep_secrets = false;
+  analysis::RunChoice run;
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -42,10 +40,7 @@ bool is_json_file(const std::string& path) {
 nlohmann::json read_report(const std::string& path) {
   nlohmann::json report;
   std::string error;
-  if (!analysis::read_json_file(path, report, error)) fail(error);
-  if (!report.is_object() || !report.contains("processes") || !report["processes"].is_array() ||
-      !report.contains("findings") || !report["findings"].is_array())
-    fail(path + ": not a memlife analysis report (needs processes and findings arrays)");
+  if (!analysis::load_report(path, report, error)) fail(error);
   return report;
 }
 
@@ -66,7 +61,9 @@ std::vector<std::string> traces_of_report(const nlohmann::json& report, const st
   }
   if (found.empty()) {
     std::string error;
-    views::expand_trace_inputs({dir.empty() ? std::string(".") : dir.string()}, found, error);
+    analysis::TraceSelection beside;
+    if (analysis::select_traces({dir.empty() ? std::string(".") : dir.string()}, {}, beside, error))
+      found = beside.paths;
   }
   return found;
 }
@@ -85,12 +82,13 @@ void run_report(const ReportArgs& args) {
       std::cerr << "memlife report: no trace found for " << args.inputs.front()
                 << "; the page has findings but no timeline\n";
   } else {
-    if (!views::expand_trace_inputs(args.inputs, traces, error)) fail(error);
+    analysis::TraceSelection selection;
+    if (!analysis::select_traces(args.inputs, args.run, selection, error)) fail(error);
+    traces = selection.paths;
     if (!args.report.empty()) {
       report = read_report(args.report);
-    } else {
-      // The one place the report depends on the analyzer.
-      report = analysis::make_report(analysis::analyze_traces(traces, analysis::AnalysisOptions{}));
+    } else if (!analysis::analyze_run(selection, analysis::RunOptions{}, report, error)) {
+      fail(error);
     }
   }
 
@@ -134,6 +132,7 @@ void register_report_verb(CLI::App& app) {
   verb->add_option("--report", args->report,
                    "with traces: use this analysis report instead of analyzing again");
   verb->add_option("--title", args->title, "page title");
+  add_run_options(verb, args->run);
   verb->add_flag("--keep-secrets", args->keep_secrets,
                  "keep argument values that look like secrets (--password=..., *_TOKEN=...) in "
                  "the page; by default they are shown as ***");

@@ -4,7 +4,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analysis/run.h"
+
 namespace memlife::tool {
+
+// --run and --all-runs, the same for every verb that reads traces.
+inline void add_run_options(CLI::App* verb, analysis::RunChoice& choice) {
+  verb->add_option("--run", choice.run_id,
+                   "read the traces of this run id (default: the newest run among the inputs; "
+                   "folders are searched recursively)");
+  verb->add_flag("--all-runs", choice.all_runs,
+                 "read the traces of every run (cross-rank checks stay within each run)");
+}
 
 // Thrown by a verb's callback to end the program with `code` once the
 // callback has unwound (destructors run, output is flushed). A verb that

@@ -12,6 +12,7 @@
 #include "analysis/analyze.h"
 #include "analysis/cross_rank.h"
 #include "analysis/report.h"
+#include "analysis/run.h"
 #include "format/trace_builder.h"
 
 namespace {
@@ -112,16 +113,16 @@ void BM_AnalyzeRun(benchmark::State& state) {
   size_t findings = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    std::vector<std::string> paths, warnings;
+    analysis::TraceSelection selection;
+    analysis::RunOptions options;
+    options.jobs = jobs;
+    nlohmann::json report;
     std::string error;
-    if (!analysis::collect_trace_paths({c.dir.string()}, paths, error) ||
-        !analysis::select_run(paths, "", false, warnings, error)) {
+    if (!analysis::select_traces({c.dir.string()}, {}, selection, error) ||
+        !analysis::analyze_run(selection, options, report, error)) {
       state.SkipWithError(error.c_str());
       return;
     }
-    auto results = analysis::analyze_traces(paths, {}, jobs);
-    const auto run = analysis::cross_rank_findings(results, {});
-    const auto report = analysis::make_report(results, run, warnings);
     findings = report["findings"].size();
     benchmark::DoNotOptimize(findings);
   }

@@ -173,7 +173,8 @@ bool validate_report(const json& r, std::string& error) {
 
 bool load_report(const std::string& path, json& report, std::string& error) {
   if (!read_json_file(path, report, error)) return false;
-  if (!validate_report(report, error)) return error = path + ": " + error, false;
+  if (!validate_report(report, error))
+    return error = path + ": not a memlife analysis report (" + error + ")", false;
   return true;
 }
 

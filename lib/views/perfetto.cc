@@ -159,6 +159,7 @@ json perfetto_trace(const std::vector<TraceTimeline>& timelines, const json& rep
                          {{"severity", f.value("severity", std::string())},
                           {"bytes", f.value("bytes", json(0))},
                           {"message", f.value("message", std::string())},
+                          {"fingerprint", f.value("fingerprint", std::string())},
                           {"until_us", ts(r.end_ns)}}}});
     }
   }
