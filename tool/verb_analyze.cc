@@ -14,6 +14,10 @@
 
 namespace memlife::tool {
 
+namespace {
+constexpr const char* kDefaultReportFile = "memlife-report.json";
+}  // namespace
+
 void register_analyze_verb(CLI::App& app) {
   struct Args {
     std::vector<std::string> inputs;
@@ -28,7 +32,9 @@ void register_analyze_verb(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* verb = app.add_subcommand("analyze", "Replay traces and report findings as JSON");
   verb->add_option("inputs", args->inputs, "trace files or folders of *.mltrace")->required();
-  verb->add_option("-o,--output", args->output, "write the JSON report here (default: stdout)");
+  verb->add_option("-o,--output", args->output,
+                   "write the JSON report here ('-': stdout; default: stdout when it is a pipe "
+                   "or file, else memlife-report.json in the current folder)");
   verb->add_option("--warmup-steps", args->warmup_steps, "steps step_growth ignores at the start")
       ->capture_default_str();
   verb->add_option("-j,--jobs", args->jobs, "traces analyzed at once (0: one per core)");
@@ -50,6 +56,9 @@ void register_analyze_verb(CLI::App& app) {
       std::cerr << "memlife analyze: " << error << "\n";
       throw ExitWith{2};
     }
+    // A person at a terminal gets the table and a report file, not a
+    // screenful of JSON; a pipe or file gets the JSON.
+    if (args->output.empty() && isatty(STDOUT_FILENO)) args->output = kDefaultReportFile;
     if (!output_is_not_an_input(args->output, args->inputs, error) ||
         !output_is_not_an_input(args->output, selection.paths, error)) {
       std::cerr << "memlife analyze: " << error << "\n";
@@ -79,7 +88,8 @@ void register_analyze_verb(CLI::App& app) {
       if (analysis::incomplete_kind_of(w.get<std::string>()) != nullptr)
         std::cerr << "memlife analyze: warning: " << analysis::terminal_safe(w.get<std::string>())
                   << "\n";
-    if (args->output.empty()) {
+    const bool to_stdout = args->output.empty() || args->output == "-";
+    if (to_stdout) {
       // ASCII: names from the trace cannot carry a terminal escape.
       std::cout << report.dump(2, ' ', true) << "\n";
       if (!finish_stdout(error)) {
@@ -94,6 +104,7 @@ void register_analyze_verb(CLI::App& app) {
       throw ExitWith{2};
     }
     std::cout << analysis::summary_table(report);
+    std::cout << "memlife analyze: report written to " << args->output << "\n";
     if (!finish_stdout(error)) {
       std::cerr << "memlife analyze: " << error << "\n";
       throw ExitWith{2};

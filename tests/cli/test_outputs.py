@@ -74,6 +74,32 @@ class OutputsTest(unittest.TestCase):
         with open(json_report) as f:
             json.load(f)  # still the report
 
+    def test_analyze_at_a_terminal_writes_the_table_and_a_report_file(self):
+        # Issue 16: no screenful of JSON on a terminal; a pipe still gets it.
+        import pty
+        master, slave = pty.openpty()
+        with tempfile.TemporaryDirectory() as cwd:
+            r = subprocess.run([ARGS.memlife, "analyze", self.trace], stdout=slave,
+                               stderr=subprocess.PIPE, cwd=cwd, timeout=120)
+            os.close(slave)
+            shown = b""
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            os.close(master)
+            self.assertIn(r.returncode, (0,), r.stderr)
+            with open(os.path.join(cwd, "memlife-report.json")) as f:
+                self.assertIn("findings", json.load(f))
+            self.assertIn(b"report written to memlife-report.json", shown)
+            self.assertNotIn(b'"schema_version"', shown)
+        piped = memlife("analyze", self.trace)
+        self.assertIn(b'"schema_version"', piped.stdout)
+
     # item 6
     def test_failed_writes_exit_2(self):
         if not os.path.exists("/dev/full"):
