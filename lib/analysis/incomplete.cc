@@ -1,5 +1,9 @@
 #include "analysis/incomplete.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "analysis/analyze.h"
 
 namespace memlife::analysis {
@@ -16,8 +20,13 @@ const std::vector<IncompleteKind>& incomplete_kinds() {
       {"truncated_trace",
        "the trace has no end record: the process was killed or is still running"},
       {"damaged_trace",
-       "reading stopped at a chunk or record that fails its CRC or does not decode"},
+       "a chunk or record failed its CRC or did not decode: what it held is missing (the reader "
+       "skips to the next good chunk, or stops there in traces before format 3)"},
       {"records_lost", "the recorder dropped records (its buffers were full)"},
+      {"missing_trace",
+       "a run's ranks say how many there are (world size) but some left no trace: a spawned "
+       "process ran without memlife's recorder (environment not passed on) or its trace was "
+       "not copied"},
   };
   return kinds;
 }
@@ -51,6 +60,27 @@ std::vector<std::string> incomplete_warnings(const std::vector<ProcessAnalysis>&
       out.push_back("truncated_trace: " + p.stop_reason + where(p));
     if (p.records_lost > 0)
       out.push_back("records_lost: " + std::to_string(p.records_lost) + " records lost" + where(p));
+  }
+  // Ranks missing from a run whose ranks know the world size.
+  std::map<std::string, std::pair<int64_t, std::set<int64_t>>> runs;  // run id -> size, ranks
+  for (const ProcessAnalysis& p : processes) {
+    if (!p.error.empty() || p.rank < 0) continue;
+    auto& [world_size, ranks] = runs[p.header.run_id];
+    world_size = std::max(world_size, p.world_size);
+    ranks.insert(p.rank);
+  }
+  for (const auto& [run_id, run] : runs) {
+    const auto& [world_size, ranks] = run;
+    std::string missing;
+    int64_t count = 0;
+    for (int64_t r = 0; r < world_size; ++r)
+      if (!ranks.count(r)) {
+        if (count++ < 8) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+      }
+    if (count == 0) continue;
+    out.push_back("missing_trace: no trace of rank" + std::string(count > 1 ? "s " : " ") +
+                  missing + (count > 8 ? ",..." : "") + " of " + std::to_string(world_size) +
+                  (run_id.empty() ? std::string() : " (run " + run_id + ")"));
   }
   return out;
 }

@@ -50,6 +50,19 @@ TEST(Incomplete, EachCauseIsNamed) {
   EXPECT_EQ(incomplete_kind_of(report["warnings"][1].get<std::string>()), nullptr);
 }
 
+TEST(Incomplete, RanksWithoutATraceAreNamedPerRun) {
+  ProcessAnalysis r0 = process(1), r2 = process(2), other = process(3), launcher = process(4);
+  r0.rank = 0, r2.rank = 2, other.rank = 0;
+  r0.world_size = r2.world_size = 3;
+  other.world_size = 1;
+  r0.header.run_id = r2.header.run_id = "a";
+  other.header.run_id = "b";
+  const auto warnings = incomplete_warnings({launcher, r0, r2, other});
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "missing_trace: no trace of rank 1 of 3 (run a)");
+  EXPECT_STREQ(incomplete_kind_of(warnings[0]), "missing_trace");
+}
+
 TEST(Incomplete, KindsAreOneList) {
   for (const IncompleteKind& k : incomplete_kinds())
     EXPECT_STREQ(incomplete_kind_of(std::string(k.name) + ": x"), k.name);

@@ -142,3 +142,11 @@ def test_bytes_flipped(tmp_path):
         data[i] ^= 0xFF
     trace.write_bytes(bytes(data))
     assert_gate_names(trace, "damaged_trace")
+
+
+def test_a_rank_without_a_trace(tmp_path):
+    # Issue 14: a spawned rank that ran without the recorder is named, not
+    # silently left out of the run's checks.
+    real_plugin()
+    trace, _ = record(tmp_path, prog="scrubbed_rank.py")
+    assert_gate_names(trace.parent, "missing_trace", "no trace of rank 1 of 2")
