@@ -141,6 +141,16 @@ std::optional<Layout> find_layout(std::string& error) {
   return layout;
 }
 
+std::optional<std::string> check_recorder_variables() {
+  for (const RecorderOption& o : kRecorderOptions) {
+    if (o.flag) continue;  // memlife run sets it from its flag
+    const char* v = std::getenv(o.variable);
+    if (v != nullptr && *v != '\0' && !recorder_option_valid(o, v))
+      return std::string(o.variable) + "=" + v + " is not " + recorder_option_expected(o);
+  }
+  return std::nullopt;
+}
+
 EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& python_dir,
                              const std::string& output_dir, const std::string& run_id,
                              const RunOptions& options, const char* existing_ld_preload) {
@@ -153,11 +163,9 @@ EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& p
       {"LD_PRELOAD", ld_preload},
       {"MEMLIFE_OUTPUT_DIR", output_dir},
       {"MEMLIFE_RUN_ID", run_id},
-      {"MEMLIFE_STACKS", options.stacks},
-      {"MEMLIFE_MAX_DEPTH", std::to_string(options.max_depth)},
-      {"MEMLIFE_STEPS", options.steps},
-      {"MEMLIFE_OPS", options.ops},
   };
+  for (const RecorderOption& o : kRecorderOptions)
+    if (o.flag) env.emplace_back(o.variable, options.recorder.at(o.name));
   if (!libs.torch_plugin.empty()) env.emplace_back("MEMLIFE_TORCH_PLUGIN", libs.torch_plugin);
   // The Python module and its autoload sitecustomize (Work.wait,
   // init_process_group and exit-census hooks), in front of the program's

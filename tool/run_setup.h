@@ -3,21 +3,33 @@
 // environment the recorder reads. Each check fails with one line to print.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "memlife/recorder_options.h"
+
 namespace memlife::tool {
 
 struct RunOptions {
   std::string output_dir;  // empty: memlife-<YYYYmmdd-HHMMSS> in the cwd
-  std::string stacks = "python";
-  unsigned max_depth = 32;
-  std::string steps = "auto";
-  std::string ops = "top";
+  // The `memlife run` flags of kRecorderOptions, by name (defaults filled).
+  std::map<std::string, std::string> recorder = recorder_flag_defaults();
   std::vector<std::string> command;
+
+  static std::map<std::string, std::string> recorder_flag_defaults() {
+    std::map<std::string, std::string> values;
+    for (const RecorderOption& o : kRecorderOptions)
+      if (o.flag) values[o.name] = o.default_value;
+    return values;
+  }
 };
+
+// The recorder options set through their variables only, checked in this
+// process's environment: one line naming the first bad one, or nullopt.
+std::optional<std::string> check_recorder_variables();
 
 struct RecorderLibraries {
   std::string preload;       // absolute path of libmemlife_preload.so

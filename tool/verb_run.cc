@@ -16,6 +16,10 @@ int run(RunOptions options) {
   if (options.output_dir.empty()) options.output_dir = default_output_dir();
   // Every refusal happens before the command starts: a half-started
   // training job is worse than none.
+  if (auto bad = check_recorder_variables()) {
+    std::cerr << "memlife run: " << *bad << "\n";
+    return 2;
+  }
   auto executable = find_command(options.command.empty() ? "" : options.command[0], error);
   if (!executable) {
     std::cerr << "memlife run: " << error << "\n";
@@ -76,22 +80,18 @@ void register_run_verb(CLI::App& app) {
   CLI::App* verb = app.add_subcommand("run", "Run a command under the memlife recorder");
   verb->add_option("-o,--output", options->output_dir,
                    "Directory for the traces (default: memlife-<YYYYmmdd-HHMMSS>)");
-  verb->add_option("--stacks", options->stacks, "Which stacks to record")
-      ->check(CLI::IsMember({"none", "python", "native", "all"}))
-      ->capture_default_str();
-  verb->add_option("--max-depth", options->max_depth, "Deepest stack recorded, in frames")
-      ->check(CLI::Range(1u, 256u))
-      ->capture_default_str();
-  verb->add_option("--steps", options->steps,
-                   "Step boundaries: auto (optimizer step or marks) or marks (only marks)")
-      ->check(CLI::IsMember({"auto", "marks"}))
-      ->capture_default_str();
-  verb->add_option("--ops", options->ops,
-                   "Which torch ops to observe: top (ops called from Python; what they run "
-                   "inside is charged to them, and torch skips its per-op bookkeeping there) "
-                   "or all (nested ops too, slower)")
-      ->check(CLI::IsMember({"top", "all"}))
-      ->capture_default_str();
+  for (const RecorderOption& o : kRecorderOptions) {
+    if (!o.flag) continue;
+    const RecorderOption* option = &o;
+    verb->add_option(std::string("--") + o.name, options->recorder[o.name], o.help)
+        ->check(CLI::Validator(
+            [option](std::string& value) {
+              return recorder_option_valid(*option, value) ? std::string()
+                                                           : recorder_option_expected(*option);
+            },
+            o.choices != nullptr ? std::string(o.choices) : std::string("INT"), o.name))
+        ->capture_default_str();
+  }
   // After "--" every word is the command's, even ones that look like
   // memlife options.
   verb->add_option("command", options->command, "The command to run and its arguments, after --");

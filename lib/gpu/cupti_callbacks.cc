@@ -265,9 +265,8 @@ void* open_cupti() {
 bool attach_cupti() {
   int expected = 0;
   if (!g_state.compare_exchange_strong(expected, 1)) return expected == 2;
-  rec::ReentryGuard guard;                         // our dlopen interposer stays out
-  const char* off = std::getenv("MEMLIFE_CUPTI");  // NOLINT(concurrency-mt-unsafe)
-  if (off != nullptr && std::strcmp(off, "0") == 0) {
+  rec::ReentryGuard guard;  // our dlopen interposer stays out
+  if (!rec::option_on("cupti")) {
     g_state.store(3);
     return false;
   }

@@ -18,6 +18,7 @@
 #include <new>
 
 #include "format/file_layout.h"
+#include "memlife/recorder_options.h"
 #include "preload/recorder_state.h"
 
 namespace memlife::rec {
@@ -69,6 +70,21 @@ const char* env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read once at start
   return (v != nullptr && *v != '\0') ? v : fallback;
 }
+
+}  // namespace
+
+const char* option_value(std::string_view name) {
+  const RecorderOption* o = find_recorder_option(name);
+  if (o == nullptr) return "";
+  const char* v = std::getenv(o->variable);  // NOLINT(concurrency-mt-unsafe)
+  if (v == nullptr || *v == '\0') return o->default_value;
+  if (recorder_option_valid(*o, v)) return v;
+  std::fprintf(stderr, "memlife: %s=%s is not %s; using %s\n", o->variable, v,
+               recorder_option_expected(*o).c_str(), o->default_value);
+  return o->default_value;
+}
+
+namespace {
 
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe)
@@ -342,12 +358,11 @@ void init_from_environment() {
   const char* dir = std::getenv("MEMLIFE_OUTPUT_DIR");  // NOLINT(concurrency-mt-unsafe)
   if (dir == nullptr || *dir == '\0') return;           // not under `memlife run`: stay inert
   std::snprintf(g_output_dir, sizeof(g_output_dir), "%s", dir);
-  g_settings.stacks = parse_stacks(env_or("MEMLIFE_STACKS", "python"));
-  g_settings.max_depth = static_cast<uint32_t>(env_int("MEMLIFE_MAX_DEPTH", 32));
-  if (g_settings.max_depth == 0 || g_settings.max_depth > 256) g_settings.max_depth = 32;
-  g_settings.steps_from_optimizer = std::strcmp(env_or("MEMLIFE_STEPS", "auto"), "marks") != 0;
-  g_settings.census_at_steps = env_int("MEMLIFE_CENSUS_AT_STEPS", 1) != 0;
-  g_settings.nested_ops = std::strcmp(env_or("MEMLIFE_OPS", "top"), "all") == 0;
+  g_settings.stacks = parse_stacks(option_value("stacks"));
+  g_settings.max_depth = static_cast<uint32_t>(std::atoi(option_value("max-depth")));
+  g_settings.steps_from_optimizer = std::strcmp(option_value("steps"), "marks") != 0;
+  g_settings.census_at_steps = option_on("census-at-steps");
+  g_settings.nested_ops = std::strcmp(option_value("ops"), "all") == 0;
   pthread_key_create(&g_thread_key, on_thread_exit);
   g_owner_pid = getpid();
   g_phase.store(static_cast<int>(Phase::kArmed), std::memory_order_release);

@@ -36,6 +36,12 @@ struct Settings {
 // Settings parsed from the environment `memlife run` sets (MEMLIFE_*).
 const Settings& settings();
 
+// The value of a recorder option (include/memlife/recorder_options.h) from
+// its variable: the default when unset, or (with a one-line warning) when
+// not valid. `name` must be in the table.
+const char* option_value(std::string_view name);
+inline bool option_on(std::string_view name) { return option_value(name)[0] == '1'; }
+
 // True once recording started in this process (a trace file is open).
 bool active();
 

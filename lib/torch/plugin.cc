@@ -40,8 +40,7 @@ void after_fork_child() {
 // mappings (624 MB). Left alone when the program chose its own threshold
 // or MEMLIFE_MALLOC_TUNE=0.
 void fix_mmap_threshold() {
-  const char* off = std::getenv("MEMLIFE_MALLOC_TUNE");
-  if (off != nullptr && std::strcmp(off, "0") == 0) return;
+  if (!rec::option_on("malloc-tune")) return;
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") != nullptr) return;
   if (std::getenv("GLIBC_TUNABLES") != nullptr &&
       std::strstr(std::getenv("GLIBC_TUNABLES"), "mmap_threshold") != nullptr) {

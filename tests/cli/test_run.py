@@ -198,6 +198,29 @@ class RunTest(unittest.TestCase):
             result = self.memlife_run(*args, "--", "true")
             self.assertEqual(result.returncode, 2, args)
 
+    def test_recorder_variables_are_checked_before_the_program_starts(self):
+        # Issue 16: one table of recorder options; a bad value of a variable
+        # that has no flag is refused, not silently replaced by its default.
+        marker = os.path.join(self.tmp.name, "ran")
+        for variable, value, expected in (("MEMLIFE_CUPTI", "yes", "one of 0|1"),
+                                          ("MEMLIFE_CENSUS_AT_STEPS", "2", "one of 0|1"),
+                                          ("MEMLIFE_HOLDERS", "off", "one of 0|1")):
+            env = dict(self.env, **{variable: value})
+            result = self.memlife_run("--", sh_path(), "-c", "touch " + marker, env=env)
+            self.assert_refused(result, f"{variable}={value} is not {expected}")
+            self.assertFalse(os.path.exists(marker))
+        env = dict(self.env, MEMLIFE_CUPTI="0")
+        self.assertEqual(self.memlife_run("-o", self.out, "--", "true", env=env).returncode, 0)
+
+    def test_flags_come_from_the_option_table(self):
+        help_text = subprocess.run([ARGS.memlife, "run", "--help"], capture_output=True,
+                                   text=True, timeout=60).stdout
+        for flag in ("--stacks", "--max-depth", "--steps", "--ops"):
+            self.assertIn(flag, help_text)
+        result = self.memlife_run("--max-depth", "300", "--", "true")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("an integer from 1 to 256", result.stderr)
+
     def test_summary_line_per_process_of_this_run(self):
         os.makedirs(self.out)
         # A trace of an earlier run in the same directory is not this run's.
