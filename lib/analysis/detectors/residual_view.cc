@@ -153,53 +153,26 @@ class ResidualView final : public Detector {
     const bool own_release =
         s->let_go_op_id ? m.op_open(s->let_go_op_id) : m.ops_begun <= s->ops_at_let_go;
     if (own_release) return;
-    std::vector<ByteRange> ranges;
-    std::vector<ViewInfo> views;
-    uint64_t addressed = 0;
-    for (uint64_t tid : s->tensors) {
-      if (tid == s->owner_tensor) continue;
-      const Tensor* t = m.tensor(tid);
-      if (!t || t->storage_id != s->id) continue;
-      ranges.push_back(reachable_range(t->geometry));
-      views.push_back({tid, t->op_string, t->stack_id, t->flags, addressed_bytes(t->geometry),
-                       t->made_in_op_string});
-      addressed += views.back().reachable;
-    }
-    if (views.empty()) return;
     // Rebound owner (checked above): reported whatever the views reach.
-    const uint64_t reach = std::min({union_bytes(ranges), addressed, a.bytes});
-    Episode& ep = episodes_[s->id];
-    ep.storage_id = s->id;
-    ep.bytes = a.bytes;
-    ep.reachable = reach;
-    ep.address = a.address;
-    ep.device = a.device;
-    ep.alloc_stack = a.stack_id;
-    ep.alloc_op = a.op_string;
-    ep.alloc_seq = a.at.seq;
-    ep.owner = s->owner_tensor;
-    ep.let_go = s->let_go;
-    ep.let_go_at = s->let_go_at;
+    const HeldBy held = views_holding(m, *s, a.bytes, 0);
+    if (held.views.empty()) return;
+    Episode& ep = episode_from_allocation(*s, a, held, at, at, true);
     ep.let_go_stack = s->let_go_stack;
     ep.let_go_op_string = s->let_go_op_string;
-    ep.seen_at = at;
-    ep.end_at = at;
-    ep.freed = true;
-    ep.views = std::move(views);
   }
 
   void finish(const Model& m, bool truncated, StackResolver& stacks,
               std::vector<Finding>& out) override {
-    // One finding per pattern: the same views made at the same lines and
-    // released at the same line, however many storages it hit. A release
-    // inside a custom op (dc::release_param) is that op's, wherever the
-    // compiled code calling it sits: one finding for every parameter.
     // Storages still allocated when the trace ended, whose owner's death
     // was recorded and whose views outlived it.
     const When end{~uint64_t{0} >> 1, m.last_time_ns, m.current_step};
     for (const auto& [id, s] : m.storages)
       if (s.let_go == LetGo::kDied && s.data_live && !episodes_.count(id))
         died_owner_episode(m, s, s.alloc, end, false);
+    // One finding per pattern: the same views made at the same lines and
+    // released at the same line, however many storages it hit. A release
+    // inside a custom op (dc::release_param) is that op's, wherever the
+    // compiled code calling it sits: one finding for every parameter.
     std::map<std::string, std::vector<const Episode*>> groups;
     for (auto& [id, ep] : episodes_) {
       if (!ep.freed) ep.end_at = When{~uint64_t{0} >> 1, m.last_time_ns, m.current_step};
@@ -329,27 +302,44 @@ class ResidualView final : public Detector {
   void died_owner_episode(const Model& m, const Storage& s, const Allocation& a, const When& end,
                           bool freed) {
     if (freed && end.step <= s.let_go_at.step) return;
-    std::vector<ByteRange> ranges;
+    const HeldBy held = views_holding(m, s, a.bytes, s.let_go_at.seq);
+    if (held.views.empty()) return;
+    const uint64_t wasted = a.bytes - held.reach;
+    if (wasted < kMinWastedBytes || 2 * wasted < a.bytes) return;
+    episode_from_allocation(s, a, held, s.let_go_at, end, freed);
+  }
+
+  // The tensors other than the owner still on the storage (those that died
+  // before `since_seq` left out), and the bytes they reach.
+  struct HeldBy {
     std::vector<ViewInfo> views;
+    uint64_t reach = 0;
+  };
+  static HeldBy views_holding(const Model& m, const Storage& s, uint64_t bytes,
+                              uint64_t since_seq) {
+    HeldBy held;
+    std::vector<ByteRange> ranges;
     uint64_t addressed = 0;
     for (uint64_t tid : s.tensors) {
       if (tid == s.owner_tensor) continue;
       const Tensor* t = m.tensor(tid);
       if (!t || t->storage_id != s.id) continue;
-      if (t->died_at.seq != 0 && t->died_at.seq < s.let_go_at.seq) continue;  // went first
+      if (since_seq != 0 && t->died_at.seq != 0 && t->died_at.seq < since_seq) continue;
       ranges.push_back(reachable_range(t->geometry));
-      views.push_back({tid, t->op_string, t->stack_id, t->flags, addressed_bytes(t->geometry),
-                       t->made_in_op_string});
-      addressed += views.back().reachable;
+      held.views.push_back({tid, t->op_string, t->stack_id, t->flags, addressed_bytes(t->geometry),
+                            t->made_in_op_string});
+      addressed += held.views.back().reachable;
     }
-    if (views.empty()) return;
-    const uint64_t reach = std::min({union_bytes(ranges), addressed, a.bytes});
-    const uint64_t wasted = a.bytes - reach;
-    if (wasted < kMinWastedBytes || 2 * wasted < a.bytes) return;
+    held.reach = std::min({union_bytes(ranges), addressed, bytes});
+    return held;
+  }
+
+  Episode& episode_from_allocation(const Storage& s, const Allocation& a, const HeldBy& held,
+                                   const When& seen_at, const When& end, bool freed) {
     Episode& ep = episodes_[s.id];
     ep.storage_id = s.id;
     ep.bytes = a.bytes;
-    ep.reachable = reach;
+    ep.reachable = held.reach;
     ep.address = a.address;
     ep.device = a.device;
     ep.alloc_stack = a.stack_id;
@@ -358,10 +348,11 @@ class ResidualView final : public Detector {
     ep.owner = s.owner_tensor;
     ep.let_go = s.let_go;
     ep.let_go_at = s.let_go_at;
-    ep.seen_at = s.let_go_at;
+    ep.seen_at = seen_at;
     ep.end_at = end;
     ep.freed = freed;
-    ep.views = std::move(views);
+    ep.views = held.views;
+    return ep;
   }
 
   std::unordered_map<uint64_t, Episode> episodes_;
