@@ -51,7 +51,7 @@ size_t encode_chunk_prefix(uint8_t* out, uint64_t stream_id, bool sync, const ui
   uint8_t* stream_begin = out + kChunkPrefixBytes;
   uint8_t* stream_end = put_varint(stream_begin, stream_id);
   if (format_version >= kChunkFlagsFormatVersion)
-    stream_end = put_varint(stream_end, sync ? kChunkSync : 0);
+    stream_end = put_varint(stream_end, sync ? uint64_t{kChunkSync} : uint64_t{0});
   const auto stream_bytes = static_cast<size_t>(stream_end - stream_begin);
   uint32_t crc = crc32c(stream_begin, stream_bytes);
   crc = crc32c(records, record_bytes, crc);
