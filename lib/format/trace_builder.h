@@ -62,7 +62,7 @@ class TraceBuilder {
   std::map<uint64_t, Stream> streams_;
   uint64_t seq_ = 0;
   uint64_t time_ns_ = 0;
-  size_t chunk_bytes_ = 64 * 1024;
+  size_t chunk_bytes_ = size_t{64} * 1024;
   bool finished_ = false;
   uint32_t format_version_ = kFormatVersion;
 };

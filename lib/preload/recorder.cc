@@ -359,7 +359,9 @@ void init_from_environment() {
   if (dir == nullptr || *dir == '\0') return;           // not under `memlife run`: stay inert
   std::snprintf(g_output_dir, sizeof(g_output_dir), "%s", dir);
   g_settings.stacks = parse_stacks(option_value("stacks"));
-  g_settings.max_depth = static_cast<uint32_t>(std::atoi(option_value("max-depth")));
+  // Checked against the table's range by option_value.
+  g_settings.max_depth =
+      static_cast<uint32_t>(std::strtoul(option_value("max-depth"), nullptr, 10));
   g_settings.steps_from_optimizer = std::strcmp(option_value("steps"), "marks") != 0;
   g_settings.census_at_steps = option_on("census-at-steps");
   g_settings.nested_ops = std::strcmp(option_value("ops"), "all") == 0;

@@ -22,8 +22,8 @@ struct Stats {
 };
 inline Stats g_stats;
 
-constexpr size_t kLarge = 64 * 1024;
-constexpr size_t kChunk = 1024 * 1024;
+constexpr size_t kLarge = size_t{64} * 1024;
+constexpr size_t kChunk = size_t{1024} * 1024;
 constexpr int kClasses = 13;  // 16 B .. 32 KiB
 
 struct FreeBlock {

@@ -41,12 +41,11 @@ void after_fork_child() {
 // or MEMLIFE_MALLOC_TUNE=0.
 void fix_mmap_threshold() {
   if (!rec::option_on("malloc-tune")) return;
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") != nullptr) return;
-  if (std::getenv("GLIBC_TUNABLES") != nullptr &&
-      std::strstr(std::getenv("GLIBC_TUNABLES"), "mmap_threshold") != nullptr) {
-    return;
-  }
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  // Read once, at plugin load.
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") != nullptr) return;  // NOLINT(concurrency-mt-unsafe)
+  const char* tunables = std::getenv("GLIBC_TUNABLES");          // NOLINT(concurrency-mt-unsafe)
+  if (tunables != nullptr && std::strstr(tunables, "mmap_threshold") != nullptr) return;
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);  // NOLINT(concurrency-mt-unsafe): before any worker thread
 }
 
 uint64_t storage_id_hook(const void* address) { return storage_id_for_address(address); }
@@ -104,7 +103,7 @@ extern "C" MEMLIFE_API int memlife_torch_plugin_init(void) {
   using namespace memlife;
   using namespace memlife::torch_plugin;
   try {
-    const char* floor = std::getenv("MEMLIFE_TORCH_FLOOR");
+    const char* floor = std::getenv("MEMLIFE_TORCH_FLOOR");  // NOLINT(concurrency-mt-unsafe)
     if (floor != nullptr && std::strcmp(floor, "1") == 0) {
       install_floor_observer();
       return 0;

@@ -275,19 +275,21 @@ class ResidualView final : public Detector {
       // What one step of a loop loses to the pattern: the bytes its
       // let-gos left to views, the median over the steps they happened in.
       std::vector<uint64_t> per_step;
+      per_step.reserve(bytes_by_step.size());
       for (const auto& [step, bytes] : bytes_by_step) per_step.push_back(bytes);
       std::sort(per_step.begin(), per_step.end());
       f.evidence["bytes_per_step"] = per_step[per_step.size() / 2];
       f.evidence["let_go_steps"] = bytes_by_step.size();
       const std::string let_go_op =
           first.let_go_op_string ? " inside " + std::string(m.str(first.let_go_op_string)) : "";
-      f.message = std::to_string(f.count) + " storage(s) of " + format_bytes(total_bytes) +
-                  (total_bytes != f.bytes ? " (" + format_bytes(f.bytes) + " at once)" : "") +
-                  " kept alive by " + std::to_string(view_count) + " view(s) reaching " +
-                  format_bytes(reach) + " after the owner " + how + let_go_op +
-                  (let_go_line.empty() ? "" : " at " + let_go_line) + "; view made by " +
-                  (view_op.empty() ? "?" : view_op) + view_made_in +
-                  (view_line.empty() ? "" : " at " + view_line);
+      std::string message = std::to_string(f.count) + " storage(s) of " + format_bytes(total_bytes);
+      if (total_bytes != f.bytes) message += " (" + format_bytes(f.bytes) + " at once)";
+      message += " kept alive by " + std::to_string(view_count) + " view(s) reaching ";
+      message += format_bytes(reach) + " after the owner " + how + let_go_op;
+      if (!let_go_line.empty()) message += " at " + let_go_line;
+      message += "; view made by " + (view_op.empty() ? std::string("?") : view_op) + view_made_in;
+      if (!view_line.empty()) message += " at " + view_line;
+      f.message = std::move(message);
       out.push_back(std::move(f));
     }
   }
