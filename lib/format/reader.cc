@@ -516,10 +516,9 @@ ReadStatus TraceReader::read(RecordVisitor& visitor) {
     const size_t chunk_bytes = kChunkPrefixBytes + payload_bytes;
     // Older traces carry deltas across every chunk of a stream.
     const bool sync = has_chunk_flags && (flags & kChunkSync) != 0;
-    auto [epoch, seen] = synced_epoch.try_emplace(stream_id, 0);
-    (void)seen;
-    if (sync) epoch->second = damage_epoch;
-    if (epoch->second != damage_epoch) {
+    uint64_t& epoch = synced_epoch.try_emplace(stream_id, 0).first->second;
+    if (sync) epoch = damage_epoch;
+    if (epoch != damage_epoch) {
       // Its deltas continue a chunk that was lost: wait for a sync chunk.
       status.skipped_bytes += chunk_bytes;
       ++status.skipped_chunks;

@@ -202,7 +202,7 @@ void drain_all_locked(bool recycle = true) {
   for (ThreadWriter* w = g_writers.load(std::memory_order_acquire); w != nullptr;
        w = w->next_registered) {
     w->drain([w](const uint8_t* data, size_t bytes,
-                 bool block_start) { write_chunk(w->stream_id(), data, bytes, block_start); },
+                 bool sync) { write_chunk(w->stream_id(), data, bytes, sync); },
              recycle);
   }
 }

@@ -69,11 +69,12 @@ class ThreadWriter {
   format::StreamState& state() { return state_; }
   StackTable*& stacks() { return stacks_; }
 
-  // Writer side: calls `sink(data, bytes, block_start)` for every committed
-  // and not yet drained byte range, in order (`block_start`: the range opens
-  // a block, whose first record starts from zero delta state), and recycles drained blocks unless
-  // `recycle` is false (a fatal-signal handler must not take the pool lock). One drainer at a time:
-  // the recorder holds its flush lock.
+  // Writer side: calls `sink(data, bytes, sync)` for every committed and not
+  // yet drained byte range, in order, one range per stretch between sync
+  // points (`sync`: the range opens a block or starts at a sync point, so its
+  // first record starts from zero delta state), and recycles drained blocks
+  // unless `recycle` is false (a fatal-signal handler must not take the pool
+  // lock). One drainer at a time: the recorder holds its flush lock.
   template <typename Sink>
   void drain(Sink&& sink, bool recycle = true);
 

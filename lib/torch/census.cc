@@ -33,13 +33,13 @@ struct Holder {
 }  // namespace
 
 void write_census(CensusReason reason) {
-  // Deaths first: the census and the deaths before it then agree on who
-  // is alive.
-  sweep_deaths();
   // The GIL first: locking a tensor that has a Python wrapper touches the
   // wrapper's refcount, and no plugin lock is ever held while waiting for
   // the GIL.
   GilScope gil;
+  // Deaths next, under the same GIL hold: the census and the deaths before
+  // it then agree on who is alive.
+  sweep_deaths();
   std::vector<LiveTensor> live;
   {
     rec::ReentryGuard guard;  // proceeds even when nested: census never recurses

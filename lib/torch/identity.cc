@@ -104,6 +104,13 @@ struct CollectDeaths {
   }
 };
 
+// A strong reference to a table key's TensorImpl, or null when it died.
+TensorPtr lock_tensor(c10::intrusive_ptr_target* key) {
+  auto* strong = c10::raw::weak_intrusive_ptr::lock(key);
+  return strong != nullptr ? TensorPtr::reclaim(static_cast<c10::TensorImpl*>(strong))
+                           : TensorPtr();
+}
+
 std::atomic<uint64_t> g_dtype_strings[256];
 
 uint64_t dtype_string(const c10::TensorImpl& impl) {
@@ -219,9 +226,7 @@ std::vector<TensorPtr> lock_live_views() {
     std::lock_guard<std::mutex> lock(shard.mutex);
     shard.table.for_each_live([&](c10::intrusive_ptr_target* key, const TensorEntry& e) {
       if (!e.is_view) return;
-      auto* strong = c10::raw::weak_intrusive_ptr::lock(key);
-      if (strong != nullptr)
-        views.push_back(TensorPtr::reclaim(static_cast<c10::TensorImpl*>(strong)));
+      if (TensorPtr view = lock_tensor(key)) views.push_back(std::move(view));
     });
   }
   return views;
@@ -318,9 +323,7 @@ std::vector<LiveTensor> lock_live_tensors() {
     std::lock_guard<std::mutex> lock(shard.mutex);
     shard.table.rebuild(CollectDeaths{dead});  // drops the expired entries first
     shard.table.for_each_live([&](c10::intrusive_ptr_target* key, const TensorEntry& e) {
-      auto* strong = c10::raw::weak_intrusive_ptr::lock(key);
-      if (strong == nullptr) return;
-      live.push_back({TensorPtr::reclaim(static_cast<c10::TensorImpl*>(strong)), e.id});
+      if (TensorPtr tensor = lock_tensor(key)) live.push_back({std::move(tensor), e.id});
     });
   }
   dead.emit(DeathHow::kDestroyed);
