@@ -32,7 +32,9 @@ MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
 
 /* Records that the Python reference path `path` (`__main__.history[3]`,
  * `model.layer._saved_self`) reaches the storage whose data starts at
- * `address`: the holder a finding about that storage names. */
+ * `address`: the holder a finding about that storage names. Lines after the
+ * first (`\n`-separated `file:line`) name the program lines that store
+ * into the path's container (`history.append(loss)`). */
 MEMLIFE_API void memlife_holder(const void* address, const char* path);
 
 /* Asks for a census of live tensors and storages now. */

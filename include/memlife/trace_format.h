@@ -194,7 +194,9 @@ enum class MarkKind : uint8_t {
   kStep = 0,         // a step boundary (optimizer step or memlife.mark_step)
   kLabel = 1,        // a free-form label
   kExpectFreed = 2,  // the program says storage_id/address must die soon
-  kHolder = 3,       // a Python reference path (label) reaches the storage at address
+  kHolder = 3,       // a Python reference path reaches the storage at address; the
+                     // label is the path, then `\n`-separated `file:line`s of the
+                     // program lines that store into the path's container
 };
 
 enum class DeathHow : uint8_t {

@@ -101,6 +101,20 @@ std::string generalize(const std::string& path) {
 
 }  // namespace
 
+HolderPath parse_holder_label(std::string_view label, uint64_t step) {
+  HolderPath h;
+  h.step = step;
+  size_t end = label.find('\n');
+  h.path = std::string(label.substr(0, end));
+  while (end != std::string_view::npos) {
+    const size_t begin = end + 1;
+    end = label.find('\n', begin);
+    std::string_view site = label.substr(begin, end == std::string_view::npos ? end : end - begin);
+    if (!site.empty()) h.stored_at.emplace_back(site);
+  }
+  return h;
+}
+
 void name_holders(std::vector<Finding>& findings,
                   const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc) {
   if (holder_of_alloc.empty()) return;
@@ -108,6 +122,7 @@ void name_holders(std::vector<Finding>& findings,
     struct Holder {
       std::string example;
       uint64_t bytes = 0, allocations = 0, step = 0;
+      std::vector<std::string> stored_at;
     };
     std::vector<std::pair<std::string, Holder>> holders;  // in first-seen order
     for (const Finding::Retained& r : f.retains) {
@@ -117,7 +132,8 @@ void name_holders(std::vector<Finding>& findings,
       auto h = std::find_if(holders.begin(), holders.end(),
                             [&](const auto& e) { return e.first == key; });
       if (h == holders.end()) {
-        holders.push_back({key, Holder{it->second.path, 0, 0, it->second.step}});
+        holders.push_back(
+            {key, Holder{it->second.path, 0, 0, it->second.step, it->second.stored_at}});
         h = holders.end() - 1;
       }
       h->second.bytes += r.bytes;
@@ -129,16 +145,25 @@ void name_holders(std::vector<Finding>& findings,
     nlohmann::json list = nlohmann::json::array();
     for (const auto& [key, h] : holders) {
       if (list.size() == 8) break;
-      list.push_back({{"path", key},
-                      {"example", h.example},
-                      {"bytes", h.bytes},
-                      {"allocations", h.allocations},
-                      {"walk_step", h.step}});
+      nlohmann::json entry = {{"path", key},
+                              {"example", h.example},
+                              {"bytes", h.bytes},
+                              {"allocations", h.allocations},
+                              {"walk_step", h.step}};
+      if (!h.stored_at.empty()) entry["stored_at"] = h.stored_at;
+      list.push_back(std::move(entry));
     }
     f.evidence["held_by"] = std::move(list);
     // A residual view's holder is its view (evidence.tensors); the paths
     // are where the program reached that memory when it was walked.
-    if (f.kind != kResidualView) f.message += "; held by " + holders.front().first;
+    if (f.kind == kResidualView) continue;
+    const auto& [lead_path, lead] = holders.front();
+    f.message += "; held by " + lead_path;
+    if (!lead.stored_at.empty()) {
+      f.message += ", stored at ";
+      for (size_t i = 0; i < lead.stored_at.size(); ++i)
+        f.message += (i ? ", " : "") + lead.stored_at[i];
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,10 @@ void attribute_retained_memory(std::vector<Finding>& findings);
 // Adds to each finding the Python reference paths that reached the memory
 // it retains (evidence.held_by, grouped with list indices and dict keys as
 // `[*]`), and names the first in its message.
+// A holder mark's label: the path, then one `file:line` per line after it
+// (see MarkKind::kHolder).
+HolderPath parse_holder_label(std::string_view label, uint64_t step);
+
 void name_holders(std::vector<Finding>& findings,
                   const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc);
 

@@ -139,6 +139,9 @@ struct Segment {
 struct HolderPath {
   std::string path;
   uint64_t step = 0;
+  // The program lines that store into the container the path names
+  // (`file:line`): the line that keeps the memory.
+  std::vector<std::string> stored_at;
 };
 
 struct StepMark {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analysis/attribution.h"
 #include "analysis/stacks.h"
 
 namespace memlife::analysis {
@@ -426,7 +427,7 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
     auto a = m.allocations.find(r.address);
     if (a != m.allocations.end())
       m.holder_of_alloc.insert_or_assign(a->second.at.seq,
-                                         HolderPath{std::string(m.str(r.label_string)), r.step});
+                                         parse_holder_label(m.str(r.label_string), r.step));
     return;
   }
   for (Detector* d : detectors_) d->on_mark(m, r, at);

@@ -6,15 +6,21 @@ frame, the program's own modules) records, for each tensor storage it
 reaches, the first path that reaches it (``__main__.history[3]``,
 ``main().cache['k'].grad_fn<MseLossBackward0>._saved_self``) through the C
 API ``memlife_holder``. The analyzer attaches these paths to the findings
-whose memory they reach. Autograd graphs are walked through their nodes'
+whose memory they reach. Each path comes with the program lines that store
+into the container it names (``history.append(loss)``, ``self.cache[k] =``,
+an ``@lru_cache`` decorator, ``total = total + loss``), found in the
+program's own source files: the line that keeps the memory, beside the line
+that allocated it. Autograd graphs are walked through their nodes'
 saved tensors, exceptions through their tracebacks' frames. The walk is
 bounded in objects and time, reads only, and never lets an exception out.
 """
 
 from __future__ import annotations
 
+import ast
 import collections
 import gc
+import re
 import os
 import sys
 import sysconfig
@@ -38,7 +44,7 @@ _SKIP_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunction
 
 def _is_program_module(module) -> bool:
     path = getattr(module, "__file__", None)
-    if not path:
+    if not path or not os.path.isabs(path):  # torch._classes and such name no file
         return False
     path = os.path.realpath(path)
     return not path.startswith(_LIBRARY_ROOTS) and "-packages" + os.sep not in path
@@ -226,8 +232,12 @@ class _Walk:
 
 
 def walk(torch, emit) -> int:
-    """One walk; returns how many objects it visited."""
-    w = _Walk(torch, emit)
+    """One walk; returns how many objects it visited. `emit(ptr, label)`
+    gets each storage's path, then one line per program line that stores
+    into the path's container (``file:line``), found after the walk so that
+    reading sources does not eat the walk's time budget."""
+    found = []
+    w = _Walk(torch, lambda ptr, path: found.append((ptr, path)))
     main = sys.modules.get("__main__")
     if main is not None:
         for k, v in list(vars(main).items()):
@@ -248,7 +258,146 @@ def walk(torch, emit) -> int:
             for k, v in list(vars(module).items()):
                 w.push(v, f"{name}.{k}")
     w.run()
+    sites = _StoreSites(_program_files())
+    for ptr, path in found:
+        lines = sites.for_path(path)
+        emit(ptr, "\n".join([path, *lines]) if lines else path)
     return w.visited
+
+
+# Where a program keeps memory: a call of one of these methods on a
+# container, a subscript store, an accumulation (`total += loss`,
+# `total = total + loss`), or a caching decorator.
+_STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault",
+                            "appendleft", "extendleft", "put", "put_nowait", "__setitem__"})
+_MAX_SITES = 3
+# Path components after which the holder is no longer a program name: an
+# autograd graph, an exception's traceback and its dead frames, a grad.
+_PATH_CUT = re.compile(r"\.(grad_fn|grad|__traceback__|__context__|tb_frame|tb_next)\b")
+_PATH_KEY = re.compile(r"\[[^\]]*\]")  # a container's key is not a name
+_PATH_NAME = re.compile(r"(?<![<\w])([A-Za-z_]\w*)(?!\w|\(\)|>)")
+
+
+def _terminal_name(node):
+    """The name an expression stores into: `self.cache[k]` -> cache."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+class _FileStores(ast.NodeVisitor):
+    """name -> the lines of one source file that store into a container
+    or an accumulator of that name."""
+
+    def __init__(self):
+        self.lines = collections.defaultdict(set)
+
+    def add(self, name, node):
+        if name:
+            self.lines[name].add(node.lineno)
+
+    def visit_Call(self, node):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _STORE_METHODS:
+            self.add(_terminal_name(func.value), node)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                self.add(_terminal_name(target.value), node)
+            elif isinstance(target, (ast.Name, ast.Attribute)):
+                name = _terminal_name(target)
+                # `total = total + loss`, `seen = torch.cat([seen, x])`
+                if any(_terminal_name(n) == name for n in ast.walk(node.value)
+                       if isinstance(n, (ast.Name, ast.Attribute))):
+                    self.add(name, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        target = node.target
+        self.add(_terminal_name(target.value if isinstance(target, ast.Subscript) else target), node)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node):
+        for decorator in node.decorator_list:
+            if "cache" in ast.unparse(decorator).lower():
+                self.add(node.name, decorator)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+
+_parsed: dict = {}  # file -> (mtime, {name: lines}), across walks
+
+
+def _stores_of(path):
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError:
+        return {}
+    cached = _parsed.get(path)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), filename=path)
+        visitor = _FileStores()
+        visitor.visit(tree)
+        stores = {k: sorted(v) for k, v in visitor.lines.items()}
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        stores = {}
+    _parsed[path] = (mtime, stores)
+    return stores
+
+
+def _source_file(module):
+    # Python drops __main__.__file__ once the script has run, before the
+    # atexit walk: its loader still knows the path.
+    path = getattr(module, "__file__", None) or getattr(getattr(module, "__loader__", None), "path", None)
+    return path if isinstance(path, str) and os.path.isabs(path) and path.endswith(".py") else None
+
+
+def _program_files():
+    files = set()
+    for module in list(sys.modules.values()):
+        path = _source_file(module)
+        if path and (getattr(module, "__name__", None) == "__main__" or _is_program_module(module)):
+            files.add(os.path.realpath(path))
+    return sorted(files)
+
+
+class _StoreSites:
+    """The program lines that store into the container a holder path
+    names: its deepest program name (`main().trainer.kept_logits[3]` ->
+    kept_logits, `main().total.grad_fn<...>` -> total) that some program
+    line stores into, searched deepest first."""
+
+    def __init__(self, files):
+        self.files = files
+        self.by_name: dict = {}
+
+    def lines_of(self, name):
+        lines = self.by_name.get(name)
+        if lines is None:
+            lines = [f"{path}:{line}" for path in self.files for line in _stores_of(path).get(name, ())]
+            self.by_name[name] = lines
+        return lines
+
+    def for_path(self, path):
+        cut = _PATH_CUT.search(path)
+        head = _PATH_KEY.sub("[]", path[:cut.start()] if cut else path)
+        for name in reversed(_PATH_NAME.findall(head)):
+            if name == "__main__" or name.startswith("_saved_"):
+                continue
+            lines = self.lines_of(name)
+            if lines:
+                return lines[:_MAX_SITES]
+        return []
 
 
 _installed = False

@@ -288,6 +288,44 @@ TEST(StepGrowth, LossKeptInAListGrowsEveryStep) {
   EXPECT_EQ(found[0].count, 5u);  // marks 3..8 after two warm-up steps
 }
 
+TEST(StepGrowth, NamesTheLineThatKeepsTheMemory) {
+  // The holder walk names the container and the program lines that store
+  // into it; the finding names them beside the allocation site.
+  Synth s;
+  const uint64_t fwd = s.stack("train.py", 12, "forward");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4096, fwd);
+    if (step == 4)
+      for (uint64_t kept = 1; kept <= 4; ++kept)
+        s.holder(kA + kept * 0x10000, "__main__.history[" + std::to_string(kept - 1) +
+                                          "]\ntrain.py:20\ntrain.py:31", step);
+    s.step(step);
+  }
+  const auto found = of_kind(s.analyze(), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  const auto& held = found[0].evidence["held_by"];
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0]["path"], "__main__.history[*]");
+  EXPECT_EQ(held[0]["stored_at"], nlohmann::json({"train.py:20", "train.py:31"}));
+  EXPECT_NE(found[0].message.find("held by __main__.history[*], stored at train.py:20, train.py:31"),
+            std::string::npos)
+      << found[0].message;
+}
+
+TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {
+  Synth s;
+  const uint64_t fwd = s.stack("train.py", 12, "forward");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4096, fwd);
+    if (step == 4) s.holder(kA + 4 * 0x10000, "__main__.history[3]", step);
+    s.step(step);
+  }
+  const auto found = of_kind(s.analyze(), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(found[0].evidence["held_by"][0].contains("stored_at"));
+  EXPECT_EQ(found[0].message.find("stored at"), std::string::npos);
+}
+
 TEST(StepGrowth, SteadyLoopDoesNotTrigger) {
   Synth s;
   const uint64_t fwd = s.stack("train.py", 12);

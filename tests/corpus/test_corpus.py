@@ -90,3 +90,11 @@ def test_leak_program_gives_its_one_finding(name):
     # the collective (its Work) and the read.
     ev = f["evidence"]
     assert ev.get("held_by") or ev.get("tensors") or ev.get("op"), ev.keys()
+    if f["kind"] == "step_growth":
+        # Growth names the line that keeps the memory (the append, the
+        # cache) beside the allocation site.
+        stored = {int(site.rsplit(":", 1)[1]) for h in ev["held_by"] for site in h.get("stored_at", [])
+                  if Path(site.rsplit(":", 1)[0]).name == prog.path.name}
+        holds = _marked_lines(prog.path, "# LEAK-HOLD")
+        assert stored & holds, f"no LEAK-HOLD line {sorted(holds)} in stored_at {sorted(stored)}"
+        assert "stored at" in f["message"], f["message"]
