@@ -32,58 +32,6 @@ std::string hex_bytes(std::string_view bytes) {
   return out;
 }
 
-const char* free_phase_name(FreePhase phase) {
-  switch (phase) {
-    case FreePhase::kFree:
-      return "free";
-    case FreePhase::kRequested:
-      return "requested";
-    case FreePhase::kCompleted:
-      return "completed";
-  }
-  return "unknown";
-}
-
-const char* wait_how_name(WaitHow how) {
-  switch (how) {
-    case WaitHow::kWaitTensor:
-      return "wait_tensor";
-    case WaitHow::kWorkWait:
-      return "work_wait";
-    case WaitHow::kStreamWait:
-      return "stream_wait";
-    case WaitHow::kSynchronize:
-      return "synchronize";
-  }
-  return "unknown";
-}
-
-const char* mark_kind_name(MarkKind kind) {
-  switch (kind) {
-    case MarkKind::kStep:
-      return "step";
-    case MarkKind::kLabel:
-      return "label";
-    case MarkKind::kExpectFreed:
-      return "expect_freed";
-    case MarkKind::kHolder:
-      return "holder";
-  }
-  return "unknown";
-}
-
-const char* census_reason_name(CensusReason reason) {
-  switch (reason) {
-    case CensusReason::kStep:
-      return "step";
-    case CensusReason::kRequest:
-      return "request";
-    case CensusReason::kExit:
-      return "exit";
-  }
-  return "unknown";
-}
-
 // "unknown" counts are all ones on the wire; null says so in JSON.
 Json count_or_null(uint64_t v) { return v == format::kUnknownCount ? Json(nullptr) : Json(v); }
 
@@ -189,221 +137,97 @@ Json RecordJson::convert(const Record& record) {
   return out;
 }
 
+// The field visitor of record_fields.h: each field by its name, with ids
+// resolved next to it ("op_string" then "op", "stack_id" then "stack"),
+// enums by name and flag bits as booleans.
+class RecordJson::FieldJson {
+ public:
+  FieldJson(const RecordJson& self, Json& out) : self_(self), out_(out) {}
+
+  void varint(const char* name, uint64_t v, format::Meaning meaning) {
+    using format::Meaning;
+    switch (meaning) {
+      case Meaning::kStringId:
+        out_[name] = v;
+        out_[without_suffix(name, "_string")] = self_.string_ref(v);
+        return;
+      case Meaning::kStackId:
+        out_[name] = v;
+        out_[without_suffix(name, "_id")] = self_.stack_ref(v);
+        return;
+      case Meaning::kCount:
+        out_[name] = count_or_null(v);
+        return;
+      case Meaning::kBeginEnd:
+        out_[name] = v == 0 ? "begin" : "end";
+        return;
+      default:
+        out_[name] = v;
+    }
+  }
+  void svarint(const char* name, int64_t v) { out_[name] = v; }
+  void address(const char* name, uint64_t v) { out_[name] = v; }
+  void bytes(const char* name, std::string_view v, format::Meaning meaning) {
+    if (meaning == format::Meaning::kRawBytes)
+      out_[name] = hex_bytes(v);
+    else
+      out_[name] = v;
+  }
+  template <typename T>
+  void ids(const char* name, format::List<T> v) {
+    out_[name] = array_of(v);
+  }
+  void sids(const char* name, format::List<int64_t> v) { out_[name] = array_of(v); }
+  void holders(const char* name, format::List<format::CensusHolder> v) {
+    Json holders = Json::array();
+    for (const format::CensusHolder& h : v)
+      holders.push_back(Json{{"tensor_id", h.tensor_id}, {"reachable_bytes", h.reachable_bytes}});
+    out_[name] = std::move(holders);
+  }
+  template <typename E>
+  void enumeration(const char* name, E v) {
+    out_[name] = format::enum_name(v);
+  }
+  template <size_t N>
+  void flags(const char* name, uint64_t v, const std::array<format::FlagName, N>& bits) {
+    out_[name] = v;
+    for (const format::FlagName& bit : bits) out_[bit.name] = (v & bit.bit) != 0;
+  }
+
+ private:
+  static std::string without_suffix(std::string_view name, std::string_view suffix) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+      name.remove_suffix(suffix.size());
+    return std::string(name);
+  }
+
+  const RecordJson& self_;
+  Json& out_;
+};
+
 void RecordJson::add_fields(const Record& record, Json& out) {
+  FieldJson field_json(*this, out);
+  with_body(record.header.kind, record, [&](const auto& body) { fields(body, field_json); });
+  // The tables later records resolve their ids against.
   switch (record.header.kind) {
-    case RecordKind::kProcess: {
-      const auto& r = record.process;
-      out["rank"] = r.rank;
-      out["local_rank"] = r.local_rank;
-      out["world_size"] = r.world_size;
-      out["torch_version"] = r.torch_version;
-      out["note"] = r.note;
+    case RecordKind::kModule:
+      modules_by_base_[record.module.base] =
+          Module{std::string(record.module.path), record.module.size};
       break;
-    }
-    case RecordKind::kThread:
-      out["tid"] = record.thread.tid;
-      out["name"] = record.thread.name;
-      break;
-    case RecordKind::kModule: {
-      const auto& r = record.module;
-      out["path"] = r.path;
-      out["base"] = r.base;
-      out["size"] = r.size;
-      out["build_id"] = hex_bytes(r.build_id);
-      modules_by_base_[r.base] = Module{std::string(r.path), r.size};
-      break;
-    }
     case RecordKind::kString:
-      out["id"] = record.string.id;
-      out["bytes"] = record.string.bytes;
       strings_[record.string.id] = std::string(record.string.bytes);
       break;
-    case RecordKind::kFrame: {
-      const auto& r = record.frame;
-      out["id"] = r.id;
-      out["file_string"] = r.file_string;
-      out["file"] = string_ref(r.file_string);
-      out["function_string"] = r.function_string;
-      out["function"] = string_ref(r.function_string);
-      out["line"] = r.line;
-      frames_[r.id] = Frame{r.file_string, r.function_string, r.line};
+    case RecordKind::kFrame:
+      frames_[record.frame.id] =
+          Frame{record.frame.file_string, record.frame.function_string, record.frame.line};
       break;
-    }
     case RecordKind::kStack: {
-      const auto& r = record.stack;
-      out["id"] = r.id;
-      out["python_frames"] = array_of(r.python_frames);
-      Json native = Json::array();
-      for (uint64_t a : r.native_addresses) native.push_back(a);
-      out["native_addresses"] = std::move(native);
-      Json resolved = resolve_stack(r);
+      Json resolved = resolve_stack(record.stack);
       out["stack"] = resolved;
-      stacks_[r.id] = std::move(resolved);
+      stacks_[record.stack.id] = std::move(resolved);
       break;
     }
-    case RecordKind::kAlloc: {
-      const auto& r = record.alloc;
-      out["address"] = r.address;
-      out["bytes"] = r.bytes;
-      out["device"] = r.device;
-      out["cuda_stream"] = r.stream;
-      out["stack_id"] = r.stack_id;
-      out["stack"] = stack_ref(r.stack_id);
-      out["op_string"] = r.op_string;
-      out["op"] = string_ref(r.op_string);
-      break;
-    }
-    case RecordKind::kFree: {
-      const auto& r = record.free;
-      out["address"] = r.address;
-      out["bytes"] = r.bytes;
-      out["device"] = r.device;
-      out["phase"] = free_phase_name(r.phase);
-      break;
-    }
-    case RecordKind::kSegmentAlloc:
-    case RecordKind::kSegmentFree: {
-      const auto& r = record.segment;
-      out["address"] = r.address;
-      out["bytes"] = r.bytes;
-      out["device"] = r.device;
-      out["cuda_stream"] = r.stream;
-      break;
-    }
-    case RecordKind::kTensor: {
-      const auto& r = record.tensor;
-      out["tensor_id"] = r.tensor_id;
-      out["storage_id"] = r.storage_id;
-      out["data_address"] = r.data_address;
-      out["storage_bytes"] = r.storage_bytes;
-      out["storage_offset"] = r.storage_offset;
-      out["sizes"] = array_of(r.sizes);
-      out["strides"] = array_of(r.strides);
-      out["itemsize"] = r.itemsize;
-      out["dtype_string"] = r.dtype_string;
-      out["dtype"] = string_ref(r.dtype_string);
-      out["device"] = r.device;
-      out["flags"] = r.flags;
-      out["is_view"] = (r.flags & kTensorIsView) != 0;
-      out["aliases"] = (r.flags & kTensorAliases) != 0;
-      out["requires_grad"] = (r.flags & kTensorRequiresGrad) != 0;
-      out["from_input"] = (r.flags & kTensorFromInput) != 0;
-      out["base_tensor_id"] = r.base_tensor_id;
-      out["op_string"] = r.op_string;
-      out["op"] = string_ref(r.op_string);
-      out["stack_id"] = r.stack_id;
-      out["stack"] = stack_ref(r.stack_id);
-      break;
-    }
-    case RecordKind::kOpBegin: {
-      const auto& r = record.op_begin;
-      out["op_id"] = r.op_id;
-      out["name_string"] = r.name_string;
-      out["name"] = string_ref(r.name_string);
-      out["stack_id"] = r.stack_id;
-      out["stack"] = stack_ref(r.stack_id);
-      out["inputs"] = array_of(r.inputs);
-      break;
-    }
-    case RecordKind::kOpEnd:
-      out["op_id"] = record.op_end.op_id;
-      out["outputs"] = array_of(record.op_end.outputs);
-      break;
-    case RecordKind::kCollectiveIssue: {
-      const auto& r = record.collective_issue;
-      out["collective_id"] = r.collective_id;
-      out["op_string"] = r.op_string;
-      out["op"] = string_ref(r.op_string);
-      out["group_string"] = r.group_string;
-      out["group"] = string_ref(r.group_string);
-      out["backend_string"] = r.backend_string;
-      out["backend"] = string_ref(r.backend_string);
-      out["inputs"] = array_of(r.inputs);
-      out["outputs"] = array_of(r.outputs);
-      out["bytes"] = r.bytes;
-      out["stack_id"] = r.stack_id;
-      out["stack"] = stack_ref(r.stack_id);
-      out["nccl_comm"] = r.nccl_comm;
-      out["nccl_count"] = r.nccl_count;
-      out["nccl_datatype"] = r.nccl_datatype;
-      out["cuda_stream"] = r.stream;
-      out["send_address"] = r.send_address;
-      out["recv_address"] = r.recv_address;
-      out["flags"] = r.flags;
-      out["async"] = (r.flags & kCollectiveAsync) != 0;
-      out["functional"] = (r.flags & kCollectiveFunctional) != 0;
-      out["nccl"] = (r.flags & kCollectiveNccl) != 0;
-      break;
-    }
-    case RecordKind::kCollectiveWait: {
-      const auto& r = record.collective_wait;
-      out["collective_id"] = r.collective_id;
-      out["op_string"] = r.op_string;
-      out["op"] = string_ref(r.op_string);
-      out["tensors"] = array_of(r.tensors);
-      out["stack_id"] = r.stack_id;
-      out["stack"] = stack_ref(r.stack_id);
-      out["how"] = wait_how_name(r.how);
-      break;
-    }
-    case RecordKind::kMark: {
-      const auto& r = record.mark;
-      out["kind"] = mark_kind_name(r.kind);
-      out["step"] = r.step;
-      out["label_string"] = r.label_string;
-      out["label"] = string_ref(r.label_string);
-      out["storage_id"] = r.storage_id;
-      out["address"] = r.address;
-      out["stack_id"] = r.stack_id;
-      out["stack"] = stack_ref(r.stack_id);
-      break;
-    }
-    case RecordKind::kCensus: {
-      const auto& r = record.census;
-      out["census_id"] = r.census_id;
-      out["phase"] = r.phase == 0 ? "begin" : "end";
-      out["reason"] = census_reason_name(r.reason);
-      out["step"] = r.step;
-      out["live_tensors"] = r.live_tensors;
-      out["c10d_unwaited_works"] = count_or_null(r.c10d_unwaited_works);
-      break;
-    }
-    case RecordKind::kCensusStorage: {
-      const auto& r = record.census_storage;
-      out["census_id"] = r.census_id;
-      out["storage_id"] = r.storage_id;
-      out["data_address"] = r.data_address;
-      out["storage_bytes"] = r.storage_bytes;
-      out["use_count"] = r.use_count;
-      out["device"] = r.device;
-      Json holders = Json::array();
-      for (const format::CensusHolder& h : r.holders) {
-        holders.push_back(Json{{"tensor_id", h.tensor_id}, {"reachable_bytes", h.reachable_bytes}});
-      }
-      out["holders"] = std::move(holders);
-      break;
-    }
-    case RecordKind::kOom: {
-      const auto& r = record.oom;
-      out["device"] = r.device;
-      out["bytes_requested"] = r.bytes_requested;
-      out["device_free"] = r.device_free;
-      out["device_total"] = r.device_total;
-      break;
-    }
-    case RecordKind::kLost:
-      out["records_lost"] = record.lost.records_lost;
-      out["bytes_lost"] = record.lost.bytes_lost;
-      break;
-    case RecordKind::kEnd:
-      out["exit_status"] = record.end.exit_status;
-      out["flags"] = record.end.flags;
-      out["signal"] = (record.end.flags & kEndSignal) != 0;
-      break;
-    case RecordKind::kTensorDeath:
-      out["how"] =
-          record.tensor_death.how == DeathHow::kOnlyViewsBase ? "only_views_base" : "destroyed";
-      out["tensor_ids"] = array_of(record.tensor_death.tensor_ids);
+    default:
       break;
   }
 }

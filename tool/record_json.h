@@ -41,6 +41,7 @@ class RecordJson {
   Json resolve_stack(const format::StackRecord& stack) const;
   Json native_frame(uint64_t address) const;
   void add_fields(const format::Record& record, Json& out);
+  class FieldJson;
 
   std::unordered_map<uint64_t, std::string> strings_;
   std::unordered_map<uint64_t, Frame> frames_;

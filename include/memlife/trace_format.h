@@ -75,6 +75,10 @@ inline constexpr uint32_t kMaxChunkPayloadBytes = 64u << 20;
 //   varint start_wall_ns     CLOCK_REALTIME at the same instant
 //   str    command_line      argv joined by spaces
 
+// Each kind's comment below lists its fields in wire order (ptr = svarint
+// delta from the stream's last address). The code's one copy of these lists
+// is lib/format/record_fields.h (encoder, reader, dump and tests walk it);
+// tests/format/spec_test.cc fails when the two disagree.
 enum class RecordKind : uint8_t {
   // process: svarint rank, local_rank, world_size; str torch_version; str note.
   // Re-emitted when the rank becomes known (process group init) or when

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "format/record_fields.h"
 #include "format/records.h"
 #include "format/varint.h"
 
@@ -55,205 +56,73 @@ class RecordEncoder {
     for (int64_t v : list) svarint(v);
   }
 
-  void encode(const ProcessRecord& r) {
-    svarint(r.rank);
-    svarint(r.local_rank);
-    svarint(r.world_size);
-    str(r.torch_version);
-    str(r.note);
-  }
-  void encode(const ThreadRecord& r) {
-    varint(r.tid);
-    str(r.name);
-  }
-  void encode(const ModuleRecord& r) {
-    str(r.path);
-    varint(r.base);
-    varint(r.size);
-    str(r.build_id);
-  }
-  void encode(const StringRecord& r) {
-    varint(r.id);
-    str(r.bytes);
-  }
-  void encode(const FrameRecord& r) {
-    varint(r.id);
-    varint(r.file_string);
-    varint(r.function_string);
-    varint(r.line);
-  }
-  void encode(const StackRecord& r) {
-    varint(r.id);
-    varints(r.python_frames);
-    varints(r.native_addresses);
-  }
-  void encode(StreamState& s, const AllocRecord& r) {
-    address(s, r.address);
-    varint(r.bytes);
-    svarint(r.device);
-    varint(r.stream);
-    varint(r.stack_id);
-    varint(r.op_string);
-  }
-  void encode(StreamState& s, const FreeRecord& r) {
-    address(s, r.address);
-    varint(r.bytes);
-    svarint(r.device);
-    varint(static_cast<uint64_t>(r.phase));
-  }
-  void encode(StreamState& s, const SegmentRecord& r) {
-    address(s, r.address);
-    varint(r.bytes);
-    svarint(r.device);
-    varint(r.stream);
-  }
-  void encode(const TensorRecord& r) {
-    varint(r.tensor_id);
-    varint(r.storage_id);
-    varint(r.data_address);
-    varint(r.storage_bytes);
-    varint(r.storage_offset);
-    svarints(r.sizes);
-    svarints(r.strides);
-    varint(r.itemsize);
-    varint(r.dtype_string);
-    svarint(r.device);
-    varint(r.flags);
-    varint(r.base_tensor_id);
-    varint(r.op_string);
-    varint(r.stack_id);
-  }
-  void encode(const OpBeginRecord& r) {
-    varint(r.op_id);
-    varint(r.name_string);
-    varint(r.stack_id);
-    varints(r.inputs);
-  }
-  void encode(const OpEndRecord& r) {
-    varint(r.op_id);
-    varints(r.outputs);
-  }
-  void encode(const CollectiveIssueRecord& r) {
-    varint(r.collective_id);
-    varint(r.op_string);
-    varint(r.group_string);
-    varint(r.backend_string);
-    varints(r.inputs);
-    varints(r.outputs);
-    varint(r.bytes);
-    varint(r.stack_id);
-    varint(r.nccl_comm);
-    varint(r.nccl_count);
-    varint(r.nccl_datatype);
-    varint(r.stream);
-    varint(r.send_address);
-    varint(r.recv_address);
-    varint(r.flags);
-  }
-  void encode(const CollectiveWaitRecord& r) {
-    varint(r.collective_id);
-    varint(r.op_string);
-    varints(r.tensors);
-    varint(r.stack_id);
-    varint(static_cast<uint64_t>(r.how));
-  }
-  void encode(const MarkRecord& r) {
-    varint(static_cast<uint64_t>(r.kind));
-    varint(r.step);
-    varint(r.label_string);
-    varint(r.storage_id);
-    varint(r.address);
-    varint(r.stack_id);
-  }
-  void encode(const CensusRecord& r) {
-    varint(r.census_id);
-    varint(r.phase);
-    varint(static_cast<uint64_t>(r.reason));
-    varint(r.step);
-    varint(r.live_tensors);
-    varint(r.c10d_unwaited_works);
-  }
-  void encode(const CensusStorageRecord& r) {
-    varint(r.census_id);
-    varint(r.storage_id);
-    varint(r.data_address);
-    varint(r.storage_bytes);
-    varint(r.use_count);
-    svarint(r.device);
-    varint(r.holders.size);
-    for (const CensusHolder& h : r.holders) {
-      varint(h.tensor_id);
-      varint(h.reachable_bytes);
-    }
-  }
-  void encode(const OomRecord& r) {
-    svarint(r.device);
-    varint(r.bytes_requested);
-    varint(r.device_free);
-    varint(r.device_total);
-  }
-  void encode(const LostRecord& r) {
-    varint(r.records_lost);
-    varint(r.bytes_lost);
-  }
-  void encode(const TensorDeathRecord& r) {
-    varint(static_cast<uint64_t>(r.how));
-    varints(r.tensor_ids);
-  }
-  void encode(const EndRecord& r) {
-    varint(r.exit_status);
-    varint(r.flags);
-  }
-
  private:
   uint8_t* out_;
 };
 
-// Upper bounds on encoded size, prefix (kind, seq, time) included.
-inline constexpr size_t kRecordPrefixBound = 1 + 2 * kMaxVarintBytes;
-inline constexpr size_t kFixedFieldsBound = 16 * kMaxVarintBytes;
+// The field visitor of record_fields.h: writes each field in turn. An
+// encoder itself, so that a record's encoding is one local object whose
+// output pointer stays in a register.
+class FieldWriter : public RecordEncoder {
+ public:
+  FieldWriter(uint8_t* out, StreamState& state) : RecordEncoder(out), state_(state) {}
+  void varint(const char*, uint64_t v, Meaning) { RecordEncoder::varint(v); }
+  void svarint(const char*, int64_t v) { RecordEncoder::svarint(v); }
+  void address(const char*, uint64_t v) { RecordEncoder::address(state_, v); }
+  void bytes(const char*, std::string_view v, Meaning) { str(v); }
+  void ids(const char*, List<uint64_t> v) { varints(v); }
+  void sids(const char*, List<int64_t> v) { svarints(v); }
+  void holders(const char*, List<CensusHolder> v) {
+    RecordEncoder::varint(v.size);
+    for (const CensusHolder& h : v) {
+      RecordEncoder::varint(h.tensor_id);
+      RecordEncoder::varint(h.reachable_bytes);
+    }
+  }
+  template <typename E>
+  void enumeration(const char*, E v) {
+    RecordEncoder::varint(static_cast<uint64_t>(v));
+  }
+  template <size_t N>
+  void flags(const char*, uint64_t v, const std::array<FlagName, N>&) {
+    RecordEncoder::varint(v);
+  }
 
-inline size_t bound_bytes(const ProcessRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.torch_version.size() + r.note.size();
-}
-inline size_t bound_bytes(const ThreadRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.name.size();
-}
-inline size_t bound_bytes(const ModuleRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.path.size() + r.build_id.size();
-}
-inline size_t bound_bytes(const StringRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.bytes.size();
-}
-inline size_t bound_bytes(const StackRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound +
-         (r.python_frames.size + r.native_addresses.size) * kMaxVarintBytes;
-}
-inline size_t bound_bytes(const TensorRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + (r.sizes.size + r.strides.size) * kMaxVarintBytes;
-}
-inline size_t bound_bytes(const OpBeginRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.inputs.size * kMaxVarintBytes;
-}
-inline size_t bound_bytes(const OpEndRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.outputs.size * kMaxVarintBytes;
-}
-inline size_t bound_bytes(const CollectiveIssueRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound +
-         (r.inputs.size + r.outputs.size) * kMaxVarintBytes;
-}
-inline size_t bound_bytes(const CollectiveWaitRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.tensors.size * kMaxVarintBytes;
-}
-inline size_t bound_bytes(const TensorDeathRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.tensor_ids.size * kMaxVarintBytes;
-}
-inline size_t bound_bytes(const CensusStorageRecord& r) {
-  return kRecordPrefixBound + kFixedFieldsBound + r.holders.size * 2 * kMaxVarintBytes;
-}
+ private:
+  StreamState& state_;
+};
+
+// Upper bounds on encoded size, prefix (kind, seq, time) included: the
+// field descriptions summed with every varint at its longest.
+inline constexpr size_t kRecordPrefixBound = 1 + 2 * kMaxVarintBytes;
+
+struct FieldBound {
+  size_t total = kRecordPrefixBound;
+  void varint(const char*, uint64_t, Meaning) { total += kMaxVarintBytes; }
+  void svarint(const char*, int64_t) { total += kMaxVarintBytes; }
+  void address(const char*, uint64_t) { total += kMaxVarintBytes; }
+  void bytes(const char*, std::string_view v, Meaning) { total += kMaxVarintBytes + v.size(); }
+  template <typename T>
+  void ids(const char*, List<T> v) {
+    total += kMaxVarintBytes * (1 + v.size);
+  }
+  void sids(const char*, List<int64_t> v) { total += kMaxVarintBytes * (1 + v.size); }
+  void holders(const char*, List<CensusHolder> v) { total += kMaxVarintBytes * (1 + 2 * v.size); }
+  template <typename E>
+  void enumeration(const char*, E) {
+    total += kMaxVarintBytes;
+  }
+  template <size_t N>
+  void flags(const char*, uint64_t, const std::array<FlagName, N>&) {
+    total += kMaxVarintBytes;
+  }
+};
+
 template <typename R>
-constexpr size_t bound_bytes(const R&) {
-  return kRecordPrefixBound + kFixedFieldsBound;
+size_t bound_bytes(const R& r) {
+  FieldBound bound;
+  fields(r, bound);
+  return bound.total;
 }
 
 template <typename R>
@@ -285,34 +154,23 @@ MEMLIFE_KIND_OF(EndRecord, kEnd);
 MEMLIFE_KIND_OF(TensorDeathRecord, kTensorDeath);
 #undef MEMLIFE_KIND_OF
 
-// Records whose fields carry a delta-encoded address take the stream state.
-template <typename R>
-inline void encode_fields(RecordEncoder& enc, StreamState&, const R& r) {
-  enc.encode(r);
-}
-inline void encode_fields(RecordEncoder& enc, StreamState& s, const AllocRecord& r) {
-  enc.encode(s, r);
-}
-inline void encode_fields(RecordEncoder& enc, StreamState& s, const FreeRecord& r) {
-  enc.encode(s, r);
-}
-
 // Segment records share a struct; the kind is explicit.
 inline uint8_t* encode_segment(uint8_t* out, StreamState& state, bool is_alloc, uint64_t seq,
                                uint64_t time_ns, const SegmentRecord& r) {
-  RecordEncoder enc(out);
-  enc.begin(state, is_alloc ? RecordKind::kSegmentAlloc : RecordKind::kSegmentFree, seq, time_ns);
-  enc.encode(state, r);
-  return enc.position();
+  FieldWriter writer(out, state);
+  writer.begin(state, is_alloc ? RecordKind::kSegmentAlloc : RecordKind::kSegmentFree, seq,
+               time_ns);
+  fields(r, writer);
+  return writer.position();
 }
 
 template <typename R>
 inline uint8_t* encode_record(uint8_t* out, StreamState& state, uint64_t seq, uint64_t time_ns,
                               const R& r) {
-  RecordEncoder enc(out);
-  enc.begin(state, KindOf<R>::value, seq, time_ns);
-  encode_fields(enc, state, r);
-  return enc.position();
+  FieldWriter writer(out, state);
+  writer.begin(state, KindOf<R>::value, seq, time_ns);
+  fields(r, writer);
+  return writer.position();
 }
 
 }  // namespace memlife::format

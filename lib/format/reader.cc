@@ -76,6 +76,21 @@ class FieldDecoder {
     return List<T>{storage.data(), storage.size()};
   }
   List<uint64_t> ids(std::vector<uint64_t>& s) { return list<uint64_t, false>(s); }
+  // (tensor_id, reachable_bytes) pairs: two bytes at least each.
+  List<CensusHolder> holders(std::vector<CensusHolder>& storage) {
+    const uint64_t n = varint();
+    storage.clear();
+    if (!ok_ || n > static_cast<uint64_t>(end_ - in_) / 2) {
+      ok_ = false;
+      return {};
+    }
+    storage.resize(n);
+    for (uint64_t i = 0; i < n && ok_; ++i) {
+      storage[i].tensor_id = varint();
+      storage[i].reachable_bytes = varint();
+    }
+    return List<CensusHolder>{storage.data(), storage.size()};
+  }
   List<int64_t> sids(std::vector<int64_t>& s) { return list<int64_t, true>(s); }
   uint64_t address(uint64_t& last) {
     last += static_cast<uint64_t>(svarint());
@@ -88,183 +103,51 @@ class FieldDecoder {
   bool ok_ = true;
 };
 
-template <typename E>
-E small_enum(FieldDecoder& d, uint64_t max, bool& ok) {
-  const uint64_t v = d.varint();
-  if (v > max) ok = false;
-  return static_cast<E>(v);
-}
+// The field visitor of record_fields.h: reads each field in turn. Lists
+// decode into the record's reused backing vectors, the first list of a
+// kind into list_a / slist_a, the second into list_b / slist_b.
+class FieldReader {
+ public:
+  FieldReader(FieldDecoder& d, uint64_t& last_address, Record& r)
+      : d_(d), last_address_(last_address), r_(r) {}
+  bool enums_ok() const { return enums_ok_; }
+
+  void varint(const char*, uint64_t& v, Meaning) { v = d_.varint(); }
+  void svarint(const char*, int64_t& v) { v = d_.svarint(); }
+  void address(const char*, uint64_t& v) { v = d_.address(last_address_); }
+  void bytes(const char*, std::string_view& v, Meaning) { v = d_.str(); }
+  void ids(const char*, List<uint64_t>& v) { v = d_.ids(lists_++ == 0 ? r_.list_a : r_.list_b); }
+  void sids(const char*, List<int64_t>& v) {
+    v = d_.sids(slists_++ == 0 ? r_.slist_a : r_.slist_b);
+  }
+  void holders(const char*, List<CensusHolder>& v) { v = d_.holders(r_.holders); }
+  template <typename E>
+  void enumeration(const char*, E& v) {
+    const uint64_t raw = d_.varint();
+    if (raw > enum_max<E>()) enums_ok_ = false;
+    v = static_cast<E>(raw);
+  }
+  template <size_t N>
+  void flags(const char*, uint64_t& v, const std::array<FlagName, N>&) {
+    v = d_.varint();
+  }
+
+ private:
+  FieldDecoder& d_;
+  uint64_t& last_address_;
+  Record& r_;
+  int lists_ = 0, slists_ = 0;
+  bool enums_ok_ = true;
+};
 
 }  // namespace
 
 bool decode_record_fields(RecordKind kind, const uint8_t*& in, const uint8_t* end,
                           uint64_t& last_address, Record& r) {
   FieldDecoder d(in, end);
-  bool enum_ok = true;
-  switch (kind) {
-    case RecordKind::kProcess:
-      r.process.rank = d.svarint();
-      r.process.local_rank = d.svarint();
-      r.process.world_size = d.svarint();
-      r.process.torch_version = d.str();
-      r.process.note = d.str();
-      break;
-    case RecordKind::kThread:
-      r.thread.tid = d.varint();
-      r.thread.name = d.str();
-      break;
-    case RecordKind::kModule:
-      r.module.path = d.str();
-      r.module.base = d.varint();
-      r.module.size = d.varint();
-      r.module.build_id = d.str();
-      break;
-    case RecordKind::kString:
-      r.string.id = d.varint();
-      r.string.bytes = d.str();
-      break;
-    case RecordKind::kFrame:
-      r.frame.id = d.varint();
-      r.frame.file_string = d.varint();
-      r.frame.function_string = d.varint();
-      r.frame.line = d.varint();
-      break;
-    case RecordKind::kStack:
-      r.stack.id = d.varint();
-      r.stack.python_frames = d.ids(r.list_a);
-      r.stack.native_addresses = d.ids(r.list_b);
-      break;
-    case RecordKind::kAlloc:
-      r.alloc.address = d.address(last_address);
-      r.alloc.bytes = d.varint();
-      r.alloc.device = d.svarint();
-      r.alloc.stream = d.varint();
-      r.alloc.stack_id = d.varint();
-      r.alloc.op_string = d.varint();
-      break;
-    case RecordKind::kFree:
-      r.free.address = d.address(last_address);
-      r.free.bytes = d.varint();
-      r.free.device = d.svarint();
-      r.free.phase = small_enum<FreePhase>(d, 2, enum_ok);
-      break;
-    case RecordKind::kSegmentAlloc:
-    case RecordKind::kSegmentFree:
-      r.segment.address = d.address(last_address);
-      r.segment.bytes = d.varint();
-      r.segment.device = d.svarint();
-      r.segment.stream = d.varint();
-      break;
-    case RecordKind::kTensor:
-      r.tensor.tensor_id = d.varint();
-      r.tensor.storage_id = d.varint();
-      r.tensor.data_address = d.varint();
-      r.tensor.storage_bytes = d.varint();
-      r.tensor.storage_offset = d.varint();
-      r.tensor.sizes = d.sids(r.slist_a);
-      r.tensor.strides = d.sids(r.slist_b);
-      r.tensor.itemsize = d.varint();
-      r.tensor.dtype_string = d.varint();
-      r.tensor.device = d.svarint();
-      r.tensor.flags = d.varint();
-      r.tensor.base_tensor_id = d.varint();
-      r.tensor.op_string = d.varint();
-      r.tensor.stack_id = d.varint();
-      break;
-    case RecordKind::kOpBegin:
-      r.op_begin.op_id = d.varint();
-      r.op_begin.name_string = d.varint();
-      r.op_begin.stack_id = d.varint();
-      r.op_begin.inputs = d.ids(r.list_a);
-      break;
-    case RecordKind::kOpEnd:
-      r.op_end.op_id = d.varint();
-      r.op_end.outputs = d.ids(r.list_a);
-      break;
-    case RecordKind::kCollectiveIssue: {
-      auto& c = r.collective_issue;
-      c.collective_id = d.varint();
-      c.op_string = d.varint();
-      c.group_string = d.varint();
-      c.backend_string = d.varint();
-      c.inputs = d.ids(r.list_a);
-      c.outputs = d.ids(r.list_b);
-      c.bytes = d.varint();
-      c.stack_id = d.varint();
-      c.nccl_comm = d.varint();
-      c.nccl_count = d.varint();
-      c.nccl_datatype = d.varint();
-      c.stream = d.varint();
-      c.send_address = d.varint();
-      c.recv_address = d.varint();
-      c.flags = d.varint();
-      break;
-    }
-    case RecordKind::kCollectiveWait:
-      r.collective_wait.collective_id = d.varint();
-      r.collective_wait.op_string = d.varint();
-      r.collective_wait.tensors = d.ids(r.list_a);
-      r.collective_wait.stack_id = d.varint();
-      r.collective_wait.how = small_enum<WaitHow>(d, 3, enum_ok);
-      break;
-    case RecordKind::kMark:
-      r.mark.kind = small_enum<MarkKind>(d, 3, enum_ok);
-      r.mark.step = d.varint();
-      r.mark.label_string = d.varint();
-      r.mark.storage_id = d.varint();
-      r.mark.address = d.varint();
-      r.mark.stack_id = d.varint();
-      break;
-    case RecordKind::kCensus:
-      r.census.census_id = d.varint();
-      r.census.phase = d.varint();
-      r.census.reason = small_enum<CensusReason>(d, 2, enum_ok);
-      r.census.step = d.varint();
-      r.census.live_tensors = d.varint();
-      r.census.c10d_unwaited_works = d.varint();
-      break;
-    case RecordKind::kCensusStorage: {
-      auto& c = r.census_storage;
-      c.census_id = d.varint();
-      c.storage_id = d.varint();
-      c.data_address = d.varint();
-      c.storage_bytes = d.varint();
-      c.use_count = d.varint();
-      c.device = d.svarint();
-      const uint64_t n = d.varint();
-      r.holders.clear();
-      if (!d.ok() || n > static_cast<uint64_t>(end - in) / 2) return false;
-      for (uint64_t i = 0; i < n && d.ok(); ++i) {
-        CensusHolder h;
-        h.tensor_id = d.varint();
-        h.reachable_bytes = d.varint();
-        r.holders.push_back(h);
-      }
-      c.holders = List<CensusHolder>{r.holders.data(), r.holders.size()};
-      break;
-    }
-    case RecordKind::kOom:
-      r.oom.device = d.svarint();
-      r.oom.bytes_requested = d.varint();
-      r.oom.device_free = d.varint();
-      r.oom.device_total = d.varint();
-      break;
-    case RecordKind::kLost:
-      r.lost.records_lost = d.varint();
-      r.lost.bytes_lost = d.varint();
-      break;
-    case RecordKind::kEnd:
-      r.end.exit_status = d.varint();
-      r.end.flags = d.varint();
-      break;
-    case RecordKind::kTensorDeath:
-      r.tensor_death.how = small_enum<DeathHow>(d, 1, enum_ok);
-      r.tensor_death.tensor_ids = d.ids(r.list_a);
-      break;
-    default:
-      return false;
-  }
-  return d.ok() && enum_ok;
+  FieldReader reader(d, last_address, r);
+  if (!with_body(kind, r, [&](auto& body) { fields(body, reader); })) return false;
+  return d.ok() && reader.enums_ok();
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "format/record_fields.h"
 #include "format/records.h"
 
 namespace memlife::format {
@@ -56,6 +57,80 @@ struct Record {
   std::vector<int64_t> slist_a, slist_b;
   std::vector<CensusHolder> holders;
 };
+
+// Calls f(body) with the member of `r` that a record of `kind` fills (the
+// segment kinds share `segment`); false for a kind this reader does not
+// know. `RecordT` is Record or const Record.
+template <typename RecordT, typename F>
+bool with_body(RecordKind kind, RecordT& r, F&& f) {
+  switch (kind) {
+    case RecordKind::kProcess:
+      f(r.process);
+      return true;
+    case RecordKind::kThread:
+      f(r.thread);
+      return true;
+    case RecordKind::kModule:
+      f(r.module);
+      return true;
+    case RecordKind::kString:
+      f(r.string);
+      return true;
+    case RecordKind::kFrame:
+      f(r.frame);
+      return true;
+    case RecordKind::kStack:
+      f(r.stack);
+      return true;
+    case RecordKind::kAlloc:
+      f(r.alloc);
+      return true;
+    case RecordKind::kFree:
+      f(r.free);
+      return true;
+    case RecordKind::kSegmentAlloc:
+    case RecordKind::kSegmentFree:
+      f(r.segment);
+      return true;
+    case RecordKind::kTensor:
+      f(r.tensor);
+      return true;
+    case RecordKind::kOpBegin:
+      f(r.op_begin);
+      return true;
+    case RecordKind::kOpEnd:
+      f(r.op_end);
+      return true;
+    case RecordKind::kCollectiveIssue:
+      f(r.collective_issue);
+      return true;
+    case RecordKind::kCollectiveWait:
+      f(r.collective_wait);
+      return true;
+    case RecordKind::kMark:
+      f(r.mark);
+      return true;
+    case RecordKind::kCensus:
+      f(r.census);
+      return true;
+    case RecordKind::kCensusStorage:
+      f(r.census_storage);
+      return true;
+    case RecordKind::kOom:
+      f(r.oom);
+      return true;
+    case RecordKind::kLost:
+      f(r.lost);
+      return true;
+    case RecordKind::kEnd:
+      f(r.end);
+      return true;
+    case RecordKind::kTensorDeath:
+      f(r.tensor_death);
+      return true;
+  }
+  return false;
+}
 
 struct ReadStatus {
   bool complete = false;     // an end record was read: the process closed cleanly

@@ -297,8 +297,9 @@ TEST(StepGrowth, NamesTheLineThatKeepsTheMemory) {
     s.alloc(kA + step * 0x10000, 4096, fwd);
     if (step == 4)
       for (uint64_t kept = 1; kept <= 4; ++kept)
-        s.holder(kA + kept * 0x10000, "__main__.history[" + std::to_string(kept - 1) +
-                                          "]\ntrain.py:20\ntrain.py:31", step);
+        s.holder(kA + kept * 0x10000,
+                 "__main__.history[" + std::to_string(kept - 1) + "]\ntrain.py:20\ntrain.py:31",
+                 step);
     s.step(step);
   }
   const auto found = of_kind(s.analyze(), kStepGrowth);
@@ -307,8 +308,9 @@ TEST(StepGrowth, NamesTheLineThatKeepsTheMemory) {
   ASSERT_EQ(held.size(), 1u);
   EXPECT_EQ(held[0]["path"], "__main__.history[*]");
   EXPECT_EQ(held[0]["stored_at"], nlohmann::json({"train.py:20", "train.py:31"}));
-  EXPECT_NE(found[0].message.find("held by __main__.history[*], stored at train.py:20, train.py:31"),
-            std::string::npos)
+  EXPECT_NE(
+      found[0].message.find("held by __main__.history[*], stored at train.py:20, train.py:31"),
+      std::string::npos)
       << found[0].message;
 }
 

@@ -248,7 +248,7 @@ TEST(MalformedRecords, BadRecordsInsideValidChunksStopThatStream) {
     const size_t record_offset = i + 1 == bad_payloads.size() ? 5 : 0;
     EXPECT_EQ(read.status.stop_offset, bad_offset + kChunkPrefixBytes + 2 + record_offset) << i;
     ASSERT_GE(read.records.size(), 1u) << i;
-    EXPECT_NE(read.records[0].find("records=3 bytes=4"), std::string::npos);
+    EXPECT_NE(read.records[0].find("records_lost=3 bytes_lost=4"), std::string::npos);
   }
 }
 

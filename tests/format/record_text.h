@@ -3,6 +3,7 @@
 // reader's lists and strings are views that die with the visitor call.
 #pragma once
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,28 +12,53 @@
 
 namespace memlife::format::testing {
 
-// The fields of one record body, rendered in the order the spec lists them.
-std::string body_text(const ProcessRecord& r);
-std::string body_text(const ThreadRecord& r);
-std::string body_text(const ModuleRecord& r);
-std::string body_text(const StringRecord& r);
-std::string body_text(const FrameRecord& r);
-std::string body_text(const StackRecord& r);
-std::string body_text(const AllocRecord& r);
-std::string body_text(const FreeRecord& r);
-std::string body_text(const SegmentRecord& r);
-std::string body_text(const TensorRecord& r);
-std::string body_text(const OpBeginRecord& r);
-std::string body_text(const OpEndRecord& r);
-std::string body_text(const CollectiveIssueRecord& r);
-std::string body_text(const CollectiveWaitRecord& r);
-std::string body_text(const MarkRecord& r);
-std::string body_text(const CensusRecord& r);
-std::string body_text(const CensusStorageRecord& r);
-std::string body_text(const OomRecord& r);
-std::string body_text(const LostRecord& r);
-std::string body_text(const TensorDeathRecord& r);
-std::string body_text(const EndRecord& r);
+// Renders each field of a record as "name=value " (record_fields.h's
+// visitor): strings in hex, lists and holders in brackets, enums and flags
+// as numbers.
+class FieldText {
+ public:
+  void varint(const char* name, uint64_t v, Meaning) { out_ << name << '=' << v << ' '; }
+  void svarint(const char* name, int64_t v) { out_ << name << '=' << v << ' '; }
+  void address(const char* name, uint64_t v) { out_ << name << '=' << v << ' '; }
+  void bytes(const char* name, std::string_view v, Meaning) {
+    out_ << name << '=' << quoted(v) << ' ';
+  }
+  template <typename T>
+  void ids(const char* name, List<T> v) {
+    out_ << name << "=[";
+    for (size_t i = 0; i < v.size; ++i) out_ << (i ? "," : "") << v[i];
+    out_ << "] ";
+  }
+  void sids(const char* name, List<int64_t> v) { ids(name, v); }
+  void holders(const char* name, List<CensusHolder> v) {
+    out_ << name << "=[";
+    for (const CensusHolder& h : v) out_ << h.tensor_id << ':' << h.reachable_bytes << ',';
+    out_ << "] ";
+  }
+  template <typename E>
+  void enumeration(const char* name, E v) {
+    out_ << name << '=' << static_cast<uint64_t>(v) << ' ';
+  }
+  template <size_t N>
+  void flags(const char* name, uint64_t v, const std::array<FlagName, N>&) {
+    out_ << name << '=' << v << ' ';
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  // Strings may hold NUL and non-printable bytes: hex, so that a mismatch
+  // is visible and an embedded NUL cannot truncate the comparison.
+  static std::string quoted(std::string_view s);
+  std::ostringstream out_;
+};
+
+// The fields of one record body, in wire order.
+template <typename R>
+std::string body_text(const R& r) {
+  FieldText text;
+  fields(r, text);
+  return text.str();
+}
 
 // "kind seq=.. t=.. stream=.. | body" for a decoded record.
 std::string record_text(const Record& r);

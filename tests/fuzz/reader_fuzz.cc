@@ -31,98 +31,35 @@ struct Toucher {
     for (const T& v : list) u(static_cast<uint64_t>(v));
   }
 
+  // The field visitor of format/record_fields.h.
+  void varint(const char*, uint64_t v, Meaning) { u(v); }
+  void svarint(const char*, int64_t v) { u(static_cast<uint64_t>(v)); }
+  void address(const char*, uint64_t v) { u(v); }
+  void bytes(const char*, std::string_view v, Meaning) { s(v); }
+  template <typename T>
+  void ids(const char*, List<T> v) {
+    l(v);
+  }
+  void sids(const char*, List<int64_t> v) { l(v); }
+  void holders(const char*, List<CensusHolder> v) {
+    u(v.size);
+    for (const CensusHolder& h : v) u(h.tensor_id), u(h.reachable_bytes);
+  }
+  template <typename E>
+  void enumeration(const char*, E v) {
+    u(static_cast<uint64_t>(v));
+  }
+  template <size_t N>
+  void flags(const char*, uint64_t v, const std::array<FlagName, N>&) {
+    u(v);
+  }
+
   void record(const Record& r) {
     u(static_cast<uint64_t>(r.header.kind));
     u(r.header.seq);
     u(r.header.time_ns);
     u(r.header.stream_id);
-    switch (r.header.kind) {
-      case RecordKind::kProcess:
-        u(r.process.rank), u(r.process.local_rank), u(r.process.world_size);
-        s(r.process.torch_version), s(r.process.note);
-        break;
-      case RecordKind::kThread:
-        u(r.thread.tid), s(r.thread.name);
-        break;
-      case RecordKind::kModule:
-        s(r.module.path), u(r.module.base), u(r.module.size), s(r.module.build_id);
-        break;
-      case RecordKind::kString:
-        u(r.string.id), s(r.string.bytes);
-        break;
-      case RecordKind::kFrame:
-        u(r.frame.id), u(r.frame.file_string), u(r.frame.function_string), u(r.frame.line);
-        break;
-      case RecordKind::kStack:
-        u(r.stack.id), l(r.stack.python_frames), l(r.stack.native_addresses);
-        break;
-      case RecordKind::kAlloc:
-        u(r.alloc.address), u(r.alloc.bytes), u(r.alloc.device), u(r.alloc.stream);
-        u(r.alloc.stack_id), u(r.alloc.op_string);
-        break;
-      case RecordKind::kFree:
-        u(r.free.address), u(r.free.bytes), u(r.free.device);
-        u(static_cast<uint64_t>(r.free.phase));
-        break;
-      case RecordKind::kSegmentAlloc:
-      case RecordKind::kSegmentFree:
-        u(r.segment.address), u(r.segment.bytes), u(r.segment.device), u(r.segment.stream);
-        break;
-      case RecordKind::kTensor: {
-        const TensorRecord& t = r.tensor;
-        u(t.tensor_id), u(t.storage_id), u(t.data_address), u(t.storage_bytes);
-        u(t.storage_offset), l(t.sizes), l(t.strides), u(t.itemsize), u(t.dtype_string);
-        u(t.device), u(t.flags), u(t.base_tensor_id), u(t.op_string), u(t.stack_id);
-        break;
-      }
-      case RecordKind::kOpBegin:
-        u(r.op_begin.op_id), u(r.op_begin.name_string), u(r.op_begin.stack_id);
-        l(r.op_begin.inputs);
-        break;
-      case RecordKind::kOpEnd:
-        u(r.op_end.op_id), l(r.op_end.outputs);
-        break;
-      case RecordKind::kCollectiveIssue: {
-        const CollectiveIssueRecord& c = r.collective_issue;
-        u(c.collective_id), u(c.op_string), u(c.group_string), u(c.backend_string);
-        l(c.inputs), l(c.outputs), u(c.bytes), u(c.stack_id), u(c.nccl_comm), u(c.nccl_count);
-        u(c.nccl_datatype), u(c.stream), u(c.send_address), u(c.recv_address), u(c.flags);
-        break;
-      }
-      case RecordKind::kCollectiveWait: {
-        const CollectiveWaitRecord& w = r.collective_wait;
-        u(w.collective_id), u(w.op_string), l(w.tensors), u(w.stack_id);
-        u(static_cast<uint64_t>(w.how));
-        break;
-      }
-      case RecordKind::kMark:
-        u(static_cast<uint64_t>(r.mark.kind)), u(r.mark.step), u(r.mark.label_string);
-        u(r.mark.storage_id), u(r.mark.address), u(r.mark.stack_id);
-        break;
-      case RecordKind::kCensus:
-        u(r.census.census_id), u(r.census.phase), u(static_cast<uint64_t>(r.census.reason));
-        u(r.census.step), u(r.census.live_tensors), u(r.census.c10d_unwaited_works);
-        break;
-      case RecordKind::kCensusStorage: {
-        const CensusStorageRecord& c = r.census_storage;
-        u(c.census_id), u(c.storage_id), u(c.data_address), u(c.storage_bytes);
-        u(c.use_count), u(c.device), u(c.holders.size);
-        for (const CensusHolder& h : c.holders) u(h.tensor_id), u(h.reachable_bytes);
-        break;
-      }
-      case RecordKind::kOom:
-        u(r.oom.device), u(r.oom.bytes_requested), u(r.oom.device_free), u(r.oom.device_total);
-        break;
-      case RecordKind::kLost:
-        u(r.lost.records_lost), u(r.lost.bytes_lost);
-        break;
-      case RecordKind::kEnd:
-        u(r.end.exit_status), u(r.end.flags);
-        break;
-      case RecordKind::kTensorDeath:
-        u(static_cast<uint64_t>(r.tensor_death.how)), l(r.tensor_death.tensor_ids);
-        break;
-    }
+    with_body(r.header.kind, r, [&](const auto& body) { fields(body, *this); });
   }
 };
 
