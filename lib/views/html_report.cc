@@ -1,5 +1,6 @@
 #include "views/html_report.h"
 
+#include <algorithm>
 #include <set>
 
 #include "views/perfetto.h"
@@ -53,6 +54,12 @@ json process_json(const TraceTimeline& t, const HtmlOptions& options) {
                      {"allocations", s.allocations},
                      {"total_bytes", s.total_bytes},
                      {"frames", frames_json(s.frames)}});
+  json stacked = json::array();
+  for (const SiteTimeline& s : t.stacked_sites)
+    stacked.push_back({{"device", device_name(s.device)},
+                       {"peak_bytes", s.peak_bytes},
+                       {"frames", frames_json(s.frames)},
+                       {"live", series_json(s.live, options.max_points_per_series / 2)}});
   uint64_t waited = 0;
   for (const CollectiveSpan& c : t.collectives) waited += c.waited;
   return {{"pid", t.header.pid},
@@ -64,13 +71,15 @@ json process_json(const TraceTimeline& t, const HtmlOptions& options) {
           {"truncated", t.truncated},
           {"stop_reason", valid_utf8(t.stop_reason)},
           {"end_ns", t.end_ns},
+          {"work_start_ns", t.work_start_ns},
           {"allocs", t.allocs},
           {"frees", t.frees},
           {"collectives", t.collectives.size()},
           {"collectives_waited", waited},
           {"devices", devices},
           {"steps", steps},
-          {"top_sites", sites}};
+          {"top_sites", sites},
+          {"stacked_sites", stacked}};
 }
 
 }  // namespace
@@ -102,6 +111,15 @@ json report_page_data(const std::vector<TraceTimeline>& timelines, const json& r
                            {"top_sites", json::array()}});
     }
   }
+  // The busiest process first (highest peak live bytes on any device): in
+  // a torchrun report the launcher, which allocates nothing, comes last.
+  auto peak = [](const json& p) {
+    uint64_t most = 0;
+    for (const json& d : p["devices"]) most = std::max(most, d.value("peak_live", uint64_t{0}));
+    return most;
+  };
+  std::stable_sort(processes.begin(), processes.end(),
+                   [&](const json& a, const json& b) { return peak(a) > peak(b); });
   json findings = json::array();
   if (report.is_object() && report.contains("findings") && report["findings"].is_array()) {
     for (const json& f : report["findings"]) {

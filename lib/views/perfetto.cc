@@ -43,9 +43,17 @@ TimeRange finding_time_range(const TraceTimeline& t, const json& finding) {
   if (finding.contains("evidence") && finding["evidence"].is_object() &&
       finding["evidence"].contains("steps"))
     steps_of(finding["evidence"]["steps"], lo, hi);
-  // A finding without steps (leaked at exit, say) is about the end.
-  if (lo > hi) return {t.end_ns, t.end_ns};
-  if (t.steps.empty()) return {0, t.end_ns};
+  // A finding without steps (a leak at exit, a view that outlived its
+  // owner in a program without steps) retained its bytes for retained_ns up
+  // to the end; without that either, it is about the end.
+  if (lo > hi || t.steps.empty()) {
+    const json& retained_ns = finding.contains("retained_ns") ? finding["retained_ns"] : json();
+    const uint64_t retained =
+        retained_ns.is_number_integer()
+            ? static_cast<uint64_t>(std::max<int64_t>(0, retained_ns.get<int64_t>()))
+            : 0;
+    return {t.end_ns - std::min(t.end_ns, retained), t.end_ns};
+  }
   // Step s runs from its mark to the next mark; before the first mark is
   // the step the program was in when it started.
   TimeRange r{0, t.end_ns};

@@ -1,6 +1,7 @@
 #include "views/trace_timeline.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 
@@ -35,6 +36,12 @@ class Builder {
     ++out_.records;
     now_ = r.header.time_ns > start_ ? r.header.time_ns - start_ : 0;
     out_.end_ns = std::max(out_.end_ns, now_);
+    if (!work_started_ &&
+        (r.header.kind == RecordKind::kOpBegin || r.header.kind == RecordKind::kTensor ||
+         r.header.kind == RecordKind::kAlloc || r.header.kind == RecordKind::kSegmentAlloc)) {
+      work_started_ = true;
+      out_.work_start_ns = now_;
+    }
     switch (r.header.kind) {
       case RecordKind::kProcess:
         if (r.process.rank >= 0) out_.rank = r.process.rank;
@@ -129,6 +136,8 @@ class Builder {
       out_.top_sites.push_back(std::move(site));
     }
 
+    stack_busiest_device();
+
     // Frames for every stack a view may name.
     auto want = [&](uint64_t id) {
       if (id && !out_.stack_frames.count(id)) out_.stack_frames[id] = resolve(id);
@@ -143,6 +152,41 @@ class Builder {
     uint64_t example_stack = 0;
     uint64_t peak_bytes = 0, live_bytes = 0, allocations = 0, total_bytes = 0;
   };
+  // A site's live bytes on one device, at each change.
+  struct SiteSeries {
+    uint64_t live = 0, peak = 0;
+    std::vector<BytesPoint> points;
+  };
+  static constexpr size_t kUnknownSite = SIZE_MAX;
+
+  size_t site_index_of(uint64_t stack_id) const {
+    auto it = site_of_stack_.find(stack_id);
+    return it == site_of_stack_.end() ? kUnknownSite : it->second;
+  }
+  void site_series_change(uint64_t stack_id, int64_t device, uint64_t bytes, bool added) {
+    SiteSeries& s = site_series_[{site_index_of(stack_id), device}];
+    s.live = added ? s.live + bytes : s.live - std::min(s.live, bytes);
+    s.peak = std::max(s.peak, s.live);
+    s.points.push_back({now_, s.live});
+  }
+
+  void stack_busiest_device() {
+    const DeviceTimeline* busiest = nullptr;
+    for (const DeviceTimeline& d : out_.devices)
+      if (busiest == nullptr || d.peak_live > busiest->peak_live) busiest = &d;
+    if (busiest == nullptr) return;
+    std::vector<std::pair<size_t, SiteSeries*>> candidates;
+    for (auto& [key, series] : site_series_)
+      if (key.second == busiest->device && key.first != kUnknownSite && series.peak > 0)
+        candidates.emplace_back(key.first, &series);
+    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+      return a.second->peak != b.second->peak ? a.second->peak > b.second->peak : a.first < b.first;
+    });
+    if (candidates.size() > options_.stacked_sites) candidates.resize(options_.stacked_sites);
+    for (auto& [site, series] : candidates)
+      out_.stacked_sites.push_back({resolve(sites_[site].example_stack), busiest->device,
+                                    series->peak, std::move(series->points)});
+  }
 
   std::string str(uint64_t id) const {
     auto it = strings_.find(id);
@@ -200,6 +244,7 @@ class Builder {
     site->total_bytes += a.bytes;
     ++site->allocations;
     site->peak_bytes = std::max(site->peak_bytes, site->live_bytes);
+    site_series_change(a.stack_id, a.device, a.bytes, true);
     if (options_.keep_events)
       out_.events.push_back(
           {MemAction::kAlloc, a.device, a.address, a.bytes, a.stream, now_, a.stack_id});
@@ -215,6 +260,8 @@ class Builder {
     Site* site = site_of(t.stack_id);
     if (site == &unknown_site_) return;
     LiveBlock& b = it->second;
+    site_series_change(b.stack_id, b.device, b.size, false);
+    site_series_change(t.stack_id, b.device, b.size, true);
     unknown_site_.live_bytes -= std::min(unknown_site_.live_bytes, b.size);
     unknown_site_.total_bytes -= std::min(unknown_site_.total_bytes, b.size);
     if (unknown_site_.allocations > 0) --unknown_site_.allocations;
@@ -237,6 +284,7 @@ class Builder {
     point_live(s);
     Site* site = site_of(b.stack_id);
     site->live_bytes -= std::min(site->live_bytes, b.size);
+    site_series_change(b.stack_id, b.device, b.size, false);
   }
 
   void on_free(const format::FreeRecord& f) {
@@ -309,6 +357,8 @@ class Builder {
   const TimelineOptions& options_;
   TraceTimeline& out_;
   uint64_t start_ = 0, now_ = 0;
+  bool work_started_ = false;
+  std::map<std::pair<size_t, int64_t>, SiteSeries> site_series_;  // by (site, device)
   std::unordered_map<uint64_t, std::string> strings_;
   std::unordered_map<uint64_t, PythonFrame> frames_;
   std::unordered_map<uint64_t, RawStack> stacks_;

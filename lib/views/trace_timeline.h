@@ -80,9 +80,18 @@ struct AllocSite {
   uint64_t peak_bytes = 0, live_bytes = 0, allocations = 0, total_bytes = 0;
 };
 
+// Live bytes over time of one allocation site on one device.
+struct SiteTimeline {
+  std::vector<Frame> frames;
+  int64_t device = -1;
+  uint64_t peak_bytes = 0;
+  std::vector<BytesPoint> live;
+};
+
 struct TimelineOptions {
   bool keep_events = false;  // fill TraceTimeline::events (memory_viz export)
   size_t top_sites = 20;
+  size_t stacked_sites = 6;  // sites whose live bytes the report stacks
   size_t max_native_frames = 16;
 };
 
@@ -94,15 +103,21 @@ struct TraceTimeline {
   bool truncated = false;
   std::string stop_reason;
   uint64_t end_ns = 0;
+  // When the program's own work starts: its first op, tensor or allocation
+  // (before it, the interpreter starts and imports torch).
+  uint64_t work_start_ns = 0;
   uint64_t allocs = 0, frees = 0, records = 0;
 
   std::vector<DeviceTimeline> devices;  // sorted by device, CPU (-1) first
   std::vector<StepSpan> steps;
   std::vector<CollectiveSpan> collectives;  // in issue order
   std::vector<AllocSite> top_sites;         // highest peak first
-  std::vector<MemEvent> events;             // keep_events only, trace order
-  std::vector<LiveBlock> live_blocks;       // still allocated at the end, by address
-  std::vector<LiveSegment> live_segments;   // still reserved at the end, by address
+  // The sites with the highest peak on the device with the highest peak,
+  // highest first, each with its live bytes over time.
+  std::vector<SiteTimeline> stacked_sites;
+  std::vector<MemEvent> events;            // keep_events only, trace order
+  std::vector<LiveBlock> live_blocks;      // still allocated at the end, by address
+  std::vector<LiveSegment> live_segments;  // still reserved at the end, by address
 
   // Frames of a stack, innermost first; empty for 0 or an unknown id.
   const std::vector<Frame>& frames(uint64_t stack_id) const;

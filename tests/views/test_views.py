@@ -308,3 +308,16 @@ def test_report_of_real_run(opts, real_run, tmp_path):
     assert len(data["findings"]) >= 1  # the loop leaks
     assert dom.count("tr", "site-row") >= 1
     assert "leaky_train.py" in "".join(dom.text)
+    # The axis starts where the program's work starts (start-up hidden),
+    # live bytes are stacked by the top sites, and a finding's evidence names
+    # what holds its memory.
+    busiest = data["processes"][0]
+    assert 0 < busiest["work_start_ns"] < busiest["end_ns"]
+    boxes = [a for t, a in dom.elements if t == "div" and "timeline-box" in a.get("class", "")]
+    assert boxes, "no timeline drawn"
+    view_start, view_end = (int(v) for v in boxes[0]["data-view"].split(","))
+    assert 0 < view_start <= busiest["work_start_ns"] and view_end == busiest["end_ns"]
+    assert busiest["stacked_sites"], "no site stacked"
+    assert dom.count("path", "site-area") >= 1
+    if any(f["evidence"].get("held_by") for f in data["findings"]):
+        assert dom.count("ul", "held-by") >= 1

@@ -146,6 +146,69 @@ TEST(FindingTimes, StepsMapToTheirSpans) {
   EXPECT_EQ(finding_time_range(t, {{"evidence", {{"steps", json::array()}}}}).begin_ns, 100u);
 }
 
+TEST(FindingTimes, FindingWithoutStepsCoversItsRetainedIntervalToTheEnd) {
+  TraceTimeline t;
+  t.end_ns = 100;
+  const TimeRange r = finding_time_range(t, {{"retained_ns", 30}, {"evidence", json::object()}});
+  EXPECT_EQ(r.begin_ns, 70u);
+  EXPECT_EQ(r.end_ns, 100u);
+}
+
+TEST(Timeline, WorkStartsAtTheFirstAllocationOrOp) {
+  format::TraceBuilder b(header());
+  b.add(0, format::ThreadRecord{1, "python3"}, 11 * kMs);  // the interpreter starting
+  b.add(0, AllocRecord{0x100, 100, -1, 0, 0, 0}, 40 * kMs);
+  b.add(0, FreeRecord{0x100, 100, -1, FreePhase::kFree}, 50 * kMs);
+  const std::string path = temp_trace("work-start", b);
+  TraceTimeline t;
+  std::string error;
+  ASSERT_TRUE(load_timeline(path, TimelineOptions{}, t, error)) << error;
+  EXPECT_EQ(t.work_start_ns, 30 * kMs);
+  unlink(path.c_str());
+}
+
+TEST(Timeline, StacksTheSitesThatPeakHighestOnTheBusiestDevice) {
+  format::TraceBuilder b(header());
+  const auto stack = [&](uint64_t id, uint64_t line) {
+    b.add(0, format::StringRecord{id, "train.py"});
+    b.add(0, format::FrameRecord{id, id, 0, line});
+    const std::vector<uint64_t> py = {id}, native;
+    b.add(0, format::StackRecord{id, format::list_of<uint64_t>(py),
+                                 format::list_of<uint64_t>(native)});
+  };
+  stack(1, 10);
+  stack(2, 20);
+  stack(3, 30);
+  b.add(0, AllocRecord{0x100, 1000, -1, 0, 3, 0}, 11 * kMs);  // CPU: not the busiest
+  b.add(0, AllocRecord{0x7000, 4096, 0, 0, 1, 0}, 12 * kMs);
+  b.add(0, AllocRecord{0x9000, 8192, 0, 0, 2, 0}, 13 * kMs);
+  b.add(0, FreeRecord{0x7000, 4096, 0, FreePhase::kFree}, 14 * kMs);
+  const std::string path = temp_trace("stacked", b);
+  TraceTimeline t;
+  std::string error;
+  ASSERT_TRUE(load_timeline(path, TimelineOptions{.stacked_sites = 1}, t, error)) << error;
+  ASSERT_EQ(t.stacked_sites.size(), 1u);
+  EXPECT_EQ(t.stacked_sites[0].device, 0);
+  EXPECT_EQ(t.stacked_sites[0].peak_bytes, 8192u);
+  ASSERT_FALSE(t.stacked_sites[0].frames.empty());
+  EXPECT_EQ(t.stacked_sites[0].frames[0].line, 20u);
+  ASSERT_EQ(t.stacked_sites[0].live.size(), 1u);
+  EXPECT_EQ(t.stacked_sites[0].live[0].bytes, 8192u);
+  unlink(path.c_str());
+}
+
+TEST(HtmlReport, BusiestProcessComesFirst) {
+  TraceTimeline launcher, rank;
+  launcher.header.pid = 1;
+  rank.header.pid = 2;
+  DeviceTimeline cpu;
+  cpu.peak_live = 4096;
+  rank.devices.push_back(cpu);
+  const json data = report_page_data({launcher, rank}, json(), HtmlOptions{});
+  EXPECT_EQ(data["processes"][0]["pid"], 2u);
+  EXPECT_EQ(data["processes"][1]["pid"], 1u);
+}
+
 TEST(HtmlReport, EmbedsDataOnlyInTheJsonBlock) {
   format::HeaderFields h = header();
   h.host = "<img src=x onerror=alert(1)>";
