@@ -4,31 +4,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/detector.h"
 #include "format/reader.h"
 
 namespace memlife::tool {
 namespace fs = std::filesystem;
-namespace {
-
-std::string human_bytes(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  char buf[32];
-  if (unit == 0) {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f %s", value, kUnits[unit]);
-  }
-  return buf;
-}
-
-}  // namespace
-
 std::vector<TraceSummary> summarize_run(const std::string& dir, const std::string& run_id) {
   std::vector<TraceSummary> out;
   std::error_code ec;
@@ -66,7 +46,7 @@ std::string summary_line(const TraceSummary& s) {
   }
   std::string line = "pid " + std::to_string(s.pid);
   if (s.rank >= 0) line += " rank " + std::to_string(s.rank);
-  line += ": " + std::to_string(s.records) + " records, " + human_bytes(s.bytes) + ", ";
+  line += ": " + std::to_string(s.records) + " records, " + analysis::format_bytes(s.bytes) + ", ";
   if (s.complete) {
     line += "complete";
   } else {
