@@ -1,7 +1,8 @@
 """Workloads for bench/rss/rss_bench.py; prints the process's peak RSS.
 
-python3 workload.py churn|bert [iterations]
-Prints one line: "peak_rss_kib N" (VmHWM from /proc/self/status).
+python3 workload.py churn|bert|views [iterations]
+Prints "work_seconds S" (the workload's own time, imports left out) and
+"peak_rss_kib N" (VmHWM from /proc/self/status).
 """
 
 import sys
@@ -26,6 +27,20 @@ def churn(iterations):
         window.append(made)
         if len(window) > 8:
             window.pop(0)
+
+
+def views(iterations):
+    # Views that outlive their bases (a window of 64): what the death
+    # sweeper walks with the GIL held, every sweep.
+    torch.manual_seed(0)
+    kept = []
+    for i in range(iterations):
+        base = torch.randn(4096 + i % 7)
+        kept.append(base[:64])
+        del base
+        if len(kept) > 64:
+            kept.pop(0)
+        (kept[-1] * 2).sum()
 
 
 def bert(iterations):
@@ -60,7 +75,11 @@ def peak_rss_kib():
 
 
 if __name__ == "__main__":
+    import time
+
     kind = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else (300 if kind == "churn" else 10)
-    {"churn": churn, "bert": bert}[kind](n)
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else {"churn": 300, "views": 20000}.get(kind, 10)
+    started = time.perf_counter()
+    {"churn": churn, "bert": bert, "views": views}[kind](n)
+    print(f"work_seconds {time.perf_counter() - started:.6f}", flush=True)
     print(f"peak_rss_kib {peak_rss_kib()}", flush=True)

@@ -38,6 +38,9 @@ inline constexpr RecorderOption kRecorderOptions[] = {
      "1: CUPTI activity (raw CUDA allocations, NCCL kernels) on GPU processes"},
     {"holders", "MEMLIFE_HOLDERS", "1", "0|1", 0, 0, false,
      "1: walk Python references at optimizer steps 1, 2, 4, ... to name holders"},
+    {"sweep-ms", "MEMLIFE_SWEEP_MS", "50", nullptr, 0, 10000, false,
+     "Milliseconds between the torch plugin's sweeps for tensor deaths (0: no sweeper thread; "
+     "a death is then written only when the identity table drops the tensor or at a census)"},
     {"malloc-tune", "MEMLIFE_MALLOC_TUNE", "1", "0|1", 0, 0, false,
      "1: a fixed 128 KiB mmap threshold while the torch plugin is loaded (keeps large tensors "
      "out of a heap the plugin's small objects would fragment)"},

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <ctime>
 #include <vector>
 
@@ -16,10 +17,6 @@
 
 namespace memlife::torch_plugin {
 namespace {
-
-// The recorder's flush interval: a death is in the trace no later than the
-// records around it reach the file.
-constexpr long kSweepIntervalNs = 50'000'000;
 
 std::atomic<bool> g_sweeper_started{false};
 
@@ -46,9 +43,14 @@ void sweep_views_bases() {
   views.clear();  // outside the guard: a free this causes is recorded
 }
 
+// MEMLIFE_SWEEP_MS, 50 by default: the recorder's flush interval, so a death
+// is in the trace no later than the records around it reach the file.
+long sweep_interval_ms() { return std::strtol(rec::option_value("sweep-ms"), nullptr, 10); }
+
 void* sweeper_main(void*) {
+  const long ms = sweep_interval_ms();
   for (;;) {
-    timespec interval{0, kSweepIntervalNs};
+    timespec interval{ms / 1000, (ms % 1000) * 1'000'000};
     nanosleep(&interval, nullptr);
     if (!rec::active()) continue;
     try {
@@ -78,6 +80,7 @@ void sweep_deaths() {
 void ensure_death_sweeper() {
   if (g_sweeper_started.load(std::memory_order_relaxed)) return;
   if (g_sweeper_started.exchange(true)) return;
+  if (sweep_interval_ms() <= 0) return;
   // Signals stay with the program's threads: the sweeper blocks them all.
   sigset_t all, old;
   sigfillset(&all);

@@ -174,3 +174,19 @@ def test_deaths_are_recorded_when_they_happen(tmp_path):
     (seq_a,) = [s for s, i in destroyed if i == a["tensor_id"]]
     assert after_base < seq_a < after_alias
     assert other["tensor_id"] not in [i for _, i in released + destroyed]
+
+
+def test_no_sweeper_when_its_interval_is_zero(tmp_path, monkeypatch):
+    # MEMLIFE_SWEEP_MS=0 (bench/recorder/sweep_cost.py's baseline): no
+    # sweeper thread, so the base let go by Python is not written while the
+    # program sleeps; the census at exit still finds it.
+    monkeypatch.setenv("MEMLIFE_SWEEP_MS", "0")
+    proc, traces = run_script(tmp_path, DEATHS)
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+    alloc = next(x for x in t.of("alloc") if x["bytes"] == 400000)
+    base = next(r for r in t.of("tensor") if r["data_address"] == alloc["address"])
+    after_alias = t.one("mark", label="after-alias")["seq"]
+    released = [d["seq"] for d in t.of("tensor_death", how="only_views_base")
+                if base["tensor_id"] in d["tensor_ids"]]
+    assert released and all(s > after_alias for s in released), released
