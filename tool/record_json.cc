@@ -77,9 +77,8 @@ Json RecordJson::summary(const format::ReadStatus& s) {
 }
 
 Json RecordJson::string_ref(uint64_t id) const {
-  if (id == 0) return nullptr;
-  auto it = strings_.find(id);
-  return it == strings_.end() ? Json(nullptr) : Json(it->second);
+  if (id == 0 || !tables_.has_string(id)) return nullptr;
+  return Json(std::string(tables_.str(id)));
 }
 
 Json RecordJson::stack_ref(uint64_t id) const {
@@ -88,40 +87,42 @@ Json RecordJson::stack_ref(uint64_t id) const {
   return it == stacks_.end() ? Json(nullptr) : it->second;
 }
 
-Json RecordJson::native_frame(uint64_t address) const {
+Json RecordJson::native_frame(uint64_t address, bool return_address) {
   Json out;
   out["address"] = hex(address);
-  auto it = modules_by_base_.upper_bound(address);
-  if (it != modules_by_base_.begin()) {
-    --it;
-    const uint64_t offset = address - it->first;
-    if (offset < it->second.size) {
-      out["module"] = it->second.path + "+" + hex(offset);
-      return out;
-    }
+  uint64_t offset = 0;
+  const format::Module* module = tables_.module_of(address, offset);
+  out["module"] = module ? Json(module->path + "+" + hex(offset)) : Json(nullptr);
+  if (module == nullptr) return out;
+  // Symbolized as the analyzer does, where the module's symbols allow.
+  const symbols::NativeFrame& nf = symbolizer_.symbolize(address, return_address);
+  if (nf.function.rfind("0x", 0) != 0) out["function"] = nf.function;
+  if (!nf.file.empty()) {
+    out["file"] = nf.file;
+    out["line"] = nf.line;
   }
-  out["module"] = nullptr;
   return out;
 }
 
-Json RecordJson::resolve_stack(const format::StackRecord& stack) const {
+Json RecordJson::resolve_stack(const format::StackRecord& stack) {
   Json frames = Json::array();
   for (uint64_t frame_id : stack.python_frames) {
     Json frame;
-    auto it = frames_.find(frame_id);
-    if (it == frames_.end()) {
+    const format::PythonFrame* f = tables_.frame(frame_id);
+    if (f == nullptr) {
       frame["frame_id"] = frame_id;
       frame["file"] = nullptr;
       frame["line"] = nullptr;
       frame["function"] = nullptr;
     } else {
-      frame["file"] = string_ref(it->second.file_string);
-      frame["line"] = it->second.line;
-      frame["function"] = string_ref(it->second.function_string);
+      frame["file"] = string_ref(f->file_string);
+      frame["line"] = f->line;
+      frame["function"] = string_ref(f->function_string);
     }
     frames.push_back(std::move(frame));
   }
-  for (uint64_t address : stack.native_addresses) frames.push_back(native_frame(address));
+  for (size_t i = 0; i < stack.native_addresses.size; ++i)
+    frames.push_back(native_frame(stack.native_addresses[i], i > 0));
   return frames;
 }
 
@@ -209,18 +210,9 @@ void RecordJson::add_fields(const Record& record, Json& out) {
   FieldJson field_json(*this, out);
   with_body(record.header.kind, record, [&](const auto& body) { fields(body, field_json); });
   // The tables later records resolve their ids against.
+  if (tables_.add(record) && record.header.kind == RecordKind::kModule)
+    symbolizer_.add_module(tables_.modules().back());
   switch (record.header.kind) {
-    case RecordKind::kModule:
-      modules_by_base_[record.module.base] =
-          Module{std::string(record.module.path), record.module.size};
-      break;
-    case RecordKind::kString:
-      strings_[record.string.id] = std::string(record.string.bytes);
-      break;
-    case RecordKind::kFrame:
-      frames_[record.frame.id] =
-          Frame{record.frame.file_string, record.frame.function_string, record.frame.line};
-      break;
     case RecordKind::kStack: {
       Json resolved = resolve_stack(record.stack);
       out["stack"] = resolved;

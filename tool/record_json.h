@@ -12,6 +12,8 @@
 #include <unordered_map>
 
 #include "format/reader.h"
+#include "format/trace_tables.h"
+#include "symbols/symbolizer.h"
 
 namespace memlife::tool {
 
@@ -28,25 +30,16 @@ class RecordJson {
   Json convert(const format::Record& record);
 
  private:
-  struct Frame {
-    uint64_t file_string = 0, function_string = 0, line = 0;
-  };
-  struct Module {
-    std::string path;
-    uint64_t size = 0;
-  };
-
   Json string_ref(uint64_t id) const;
   Json stack_ref(uint64_t id) const;
-  Json resolve_stack(const format::StackRecord& stack) const;
-  Json native_frame(uint64_t address) const;
+  Json resolve_stack(const format::StackRecord& stack);
+  Json native_frame(uint64_t address, bool return_address);
   void add_fields(const format::Record& record, Json& out);
   class FieldJson;
 
-  std::unordered_map<uint64_t, std::string> strings_;
-  std::unordered_map<uint64_t, Frame> frames_;
-  std::unordered_map<uint64_t, Json> stacks_;
-  std::map<uint64_t, Module> modules_by_base_;
+  format::TraceTables tables_;
+  symbols::Symbolizer symbolizer_;
+  std::unordered_map<uint64_t, Json> stacks_;  // resolved, by stack id
 };
 
 // Writes JSON as one line; invalid UTF-8 in trace strings is replaced, not

@@ -26,8 +26,27 @@ std::string scalar(const Json& v) {
   return v.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+// "ns::f<long, ...>::g(int, ...)" -> "ns::f<>::g": a symbolized C++ name
+// without its argument list and template arguments, for one line.
+std::string short_function(std::string_view name) {
+  std::string out;
+  int depth = 0;
+  for (char c : name) {
+    if (c == '(' && depth == 0) break;
+    if (c == '<' && depth++ == 0) out += "<>";
+    if (c == '>' && depth > 0) {
+      --depth;
+      continue;
+    }
+    if (depth == 0) out += c;
+  }
+  return out;
+}
+
 std::string frame_text(const Json& frame) {
   if (frame.contains("address")) {
+    if (frame.contains("function") && frame["function"].is_string())
+      return short_function(frame["function"].get_ref<const std::string&>());
     const Json& module = frame["module"];
     if (module.is_string()) return std::string(basename(module.get_ref<const std::string&>()));
     return frame["address"].get<std::string>();

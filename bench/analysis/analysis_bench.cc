@@ -19,7 +19,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/report.h"
-#include "analysis/symbolize.h"
+#include "symbols/symbolizer.h"
 #include "format/trace_builder.h"
 
 namespace {
@@ -202,7 +202,7 @@ void BM_Symbolize2000x30(benchmark::State& state) {
   size_t named = 0, total = 0;
   for (auto _ : state) {
     const double t0 = cpu_seconds();
-    analysis::Symbolizer sym(modules);  // cold: opens every module again
+    symbols::Symbolizer sym(modules);  // cold: opens every module again
     for (const auto& t : traces)
       for (size_t i = 0; i < t.size(); ++i) {
         const auto& f = sym.symbolize(t[i], i > 0);

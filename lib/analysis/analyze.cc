@@ -10,7 +10,7 @@
 #include "analysis/attribution.h"
 #include "analysis/replay.h"
 #include "analysis/stacks.h"
-#include "analysis/symbolize.h"
+#include "symbols/symbolizer.h"
 
 namespace memlife::analysis {
 
@@ -29,7 +29,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.stop_reason = status.stop_reason;
   if (out.truncated && out.stop_reason.empty()) out.stop_reason = "no end record";
 
-  Symbolizer symbolizer(model.modules);
+  Symbolizer symbolizer(model.tables.modules());
   StackResolver stacks(model, symbolizer);
   for (Detector* d : raw) d->finish(model, out.truncated, stacks, out.findings);
   attribute_retained_memory(out.findings);
@@ -47,7 +47,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.records_lost = model.records_lost;
   out.plugin_note = model.plugin_note;
   out.python_hooks = model.python_hooks;
-  out.saw_python = !model.frames.empty();
+  out.saw_python = model.tables.has_python_frames();
   out.ooms = model.ooms;
   out.final_live_bytes = model.live_bytes;
   out.collectives_waited_in_cxx = model.collectives_waited_in_cxx;

@@ -21,7 +21,6 @@ struct Suppression {
 bool parse_suppressions(const std::string& text, std::vector<Suppression>& out, std::string& error);
 bool load_suppressions(const std::string& path, std::vector<Suppression>& out, std::string& error);
 
-
 struct GateOptions {
   std::set<std::string> fail_kinds;  // empty: the default gate
   uint64_t max_bytes = 0;            // >0: failing kinds fail only above this many bytes

@@ -14,19 +14,12 @@
 #include <vector>
 
 #include "format/reader.h"
+#include "format/trace_tables.h"
 
 namespace memlife::analysis {
 
-struct Module {
-  std::string path;
-  uint64_t base = 0, size = 0;
-  std::string build_id;
-};
-
-struct Stack {
-  std::vector<uint64_t> python_frames;     // frame ids, innermost first
-  std::vector<uint64_t> native_addresses;  // innermost first
-};
+using format::Module;
+using format::Stack;
 
 // Where and when something happened on the timeline.
 struct When {
@@ -157,10 +150,7 @@ struct Model {
   int64_t rank = -1, world_size = -1;
   std::string torch_version;
 
-  std::unordered_map<uint64_t, std::string> strings;
-  std::unordered_map<uint64_t, format::FrameRecord> frames;
-  std::unordered_map<uint64_t, Stack> stacks;
-  std::vector<Module> modules;
+  format::TraceTables tables;  // strings, frames, stacks, modules
 
   std::unordered_map<uint64_t, Allocation> allocations;          // live, by address
   std::unordered_map<uint64_t, Storage> storages;                // by storage id
@@ -200,10 +190,7 @@ struct Model {
   std::string plugin_note;
   bool python_hooks = false;  // a "python hooks installed" note was read
 
-  std::string_view str(uint64_t id) const {
-    auto it = strings.find(id);
-    return it == strings.end() ? std::string_view{} : std::string_view{it->second};
-  }
+  std::string_view str(uint64_t id) const { return tables.str(id); }
   const Tensor* tensor(uint64_t id) const {
     auto it = tensors.find(id);
     return it == tensors.end() ? nullptr : &it->second;

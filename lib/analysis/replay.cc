@@ -9,13 +9,12 @@
 namespace memlife::analysis {
 
 bool issued_by_cxx(const Model& m, uint64_t stack_id) {
-  auto it = m.stacks.find(stack_id);
-  if (stack_id == 0 || it == m.stacks.end()) return false;
-  const Stack& s = it->second;
-  if (s.python_frames.empty()) return true;
-  auto f = m.frames.find(s.python_frames.front());
-  if (f == m.frames.end()) return false;
-  const std::string_view file = m.str(f->second.file_string);
+  const Stack* s = m.tables.stack(stack_id);
+  if (s == nullptr) return false;
+  if (s->python_frames.empty()) return true;
+  const format::PythonFrame* f = m.tables.frame(s->python_frames.front());
+  if (f == nullptr) return false;
+  const std::string_view file = m.str(f->file_string);
   if (file.ends_with("distributed/distributed_c10d.py")) return false;
   return is_library_file(file);
 }
@@ -94,21 +93,11 @@ bool Replayer::on_record(const Record& r) {
       if (r.process.note == "python hooks installed") m.python_hooks = true;
       break;
     case RecordKind::kModule:
-      m.modules.push_back(Module{std::string(r.module.path), r.module.base, r.module.size,
-                                 std::string(r.module.build_id)});
-      break;
     case RecordKind::kString:
-      m.strings[r.string.id] = std::string(r.string.bytes);
-      break;
     case RecordKind::kFrame:
-      m.frames[r.frame.id] = r.frame;
+    case RecordKind::kStack:
+      m.tables.add(r);
       break;
-    case RecordKind::kStack: {
-      Stack& s = m.stacks[r.stack.id];
-      s.python_frames.assign(r.stack.python_frames.begin(), r.stack.python_frames.end());
-      s.native_addresses.assign(r.stack.native_addresses.begin(), r.stack.native_addresses.end());
-      break;
-    }
     case RecordKind::kAlloc:
       on_alloc(r.alloc, at);
       break;

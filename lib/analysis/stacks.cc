@@ -24,16 +24,16 @@ bool is_library_file(std::string_view file) {
 
 nlohmann::json StackResolver::frames(uint64_t stack_id, size_t max_native) {
   nlohmann::json out = nlohmann::json::array();
-  auto it = model_.stacks.find(stack_id);
-  if (it == model_.stacks.end()) return out;
-  for (uint64_t frame_id : it->second.python_frames) {
-    auto f = model_.frames.find(frame_id);
-    if (f == model_.frames.end() || is_memlife_file(model_.str(f->second.file_string))) continue;
-    out.push_back({{"file", std::string(model_.str(f->second.file_string))},
-                   {"line", f->second.line},
-                   {"function", std::string(model_.str(f->second.function_string))}});
+  const Stack* stack = model_.tables.stack(stack_id);
+  if (stack == nullptr) return out;
+  for (uint64_t frame_id : stack->python_frames) {
+    const format::PythonFrame* f = model_.tables.frame(frame_id);
+    if (f == nullptr || is_memlife_file(model_.str(f->file_string))) continue;
+    out.push_back({{"file", std::string(model_.str(f->file_string))},
+                   {"line", f->line},
+                   {"function", std::string(model_.str(f->function_string))}});
   }
-  const auto& native = it->second.native_addresses;
+  const auto& native = stack->native_addresses;
   for (size_t i = 0; i < native.size() && i < max_native; ++i) {
     const NativeFrame& nf = symbolizer_.symbolize(native[i], i > 0);
     nlohmann::json j = {{"module", nf.module}, {"function", nf.function}};
@@ -46,20 +46,20 @@ nlohmann::json StackResolver::frames(uint64_t stack_id, size_t max_native) {
 
 std::string stack_key(const Model& model, uint64_t stack_id) {
   std::string key;
-  auto it = model.stacks.find(stack_id);
-  if (it == model.stacks.end()) return key;
-  for (uint64_t frame_id : it->second.python_frames) {
-    auto f = model.frames.find(frame_id);
-    if (f == model.frames.end()) continue;
-    key += model.str(f->second.file_string);
+  const Stack* stack = model.tables.stack(stack_id);
+  if (stack == nullptr) return key;
+  for (uint64_t frame_id : stack->python_frames) {
+    const format::PythonFrame* f = model.tables.frame(frame_id);
+    if (f == nullptr) continue;
+    key += model.str(f->file_string);
     key += ':';
-    key += std::to_string(f->second.line);
+    key += std::to_string(f->line);
     key += ':';
-    key += model.str(f->second.function_string);
+    key += model.str(f->function_string);
     key += '\n';
   }
   char buf[24];
-  for (uint64_t a : it->second.native_addresses) {
+  for (uint64_t a : stack->native_addresses) {
     std::snprintf(buf, sizeof buf, "%llx;", static_cast<unsigned long long>(a));
     key += buf;
   }
@@ -73,15 +73,15 @@ const std::string& StackResolver::key(uint64_t stack_id) {
 }
 
 std::string StackResolver::user_line(uint64_t stack_id) {
-  auto it = model_.stacks.find(stack_id);
-  if (it == model_.stacks.end()) return {};
+  const Stack* stack = model_.tables.stack(stack_id);
+  if (stack == nullptr) return {};
   std::string first;
-  for (uint64_t frame_id : it->second.python_frames) {
-    auto f = model_.frames.find(frame_id);
-    if (f == model_.frames.end()) continue;
-    std::string file(model_.str(f->second.file_string));
-    std::string text = file + ":" + std::to_string(f->second.line) + " in " +
-                       std::string(model_.str(f->second.function_string));
+  for (uint64_t frame_id : stack->python_frames) {
+    const format::PythonFrame* f = model_.tables.frame(frame_id);
+    if (f == nullptr) continue;
+    std::string file(model_.str(f->file_string));
+    std::string text =
+        file + ":" + std::to_string(f->line) + " in " + std::string(model_.str(f->function_string));
     if (!is_library_file(file)) return text;
     if (first.empty()) first = text;
   }

@@ -9,9 +9,12 @@
 #include <unordered_map>
 
 #include "analysis/model.h"
-#include "analysis/symbolize.h"
+#include "symbols/symbolizer.h"
 
 namespace memlife::analysis {
+
+using symbols::NativeFrame;
+using symbols::Symbolizer;
 
 class StackResolver {
  public:

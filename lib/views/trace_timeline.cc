@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
+
+#include "format/trace_tables.h"
+#include "symbols/symbolizer.h"
 
 namespace memlife::views {
 
@@ -11,17 +15,6 @@ namespace {
 
 using format::Record;
 using memlife::RecordKind;
-
-struct PythonFrame {
-  uint64_t file = 0, function = 0, line = 0;
-};
-struct RawStack {
-  std::vector<uint64_t> python, native;
-};
-struct Module {
-  std::string path;
-  uint64_t base = 0, size = 0;
-};
 
 struct DeviceState {
   DeviceTimeline timeline;
@@ -48,21 +41,14 @@ class Builder {
         if (!r.process.torch_version.empty()) out_.torch_version = r.process.torch_version;
         break;
       case RecordKind::kModule:
-        modules_.push_back({std::string(r.module.path), r.module.base, r.module.size});
-        break;
       case RecordKind::kString:
-        strings_[r.string.id] = std::string(r.string.bytes);
-        break;
       case RecordKind::kFrame:
-        frames_[r.frame.id] = {r.frame.file_string, r.frame.function_string, r.frame.line};
+        tables_.add(r);
         break;
-      case RecordKind::kStack: {
-        RawStack& s = stacks_[r.stack.id];
-        s.python.assign(r.stack.python_frames.begin(), r.stack.python_frames.end());
-        s.native.assign(r.stack.native_addresses.begin(), r.stack.native_addresses.end());
-        site_of_stack_[r.stack.id] = site_for(s);
+      case RecordKind::kStack:
+        tables_.add(r);
+        site_of_stack_[r.stack.id] = site_for(*tables_.stack(r.stack.id));
         break;
-      }
       case RecordKind::kAlloc:
         on_alloc(r.alloc);
         break;
@@ -109,6 +95,8 @@ class Builder {
   void set_start(uint64_t start_ns) { start_ = start_ns; }
 
   void finish() {
+    // Native frames are symbolized once the whole module map is known.
+    symbolizer_ = std::make_unique<symbols::Symbolizer>(tables_.modules());
     for (auto& [device, state] : devices_) out_.devices.push_back(std::move(state.timeline));
     for (auto& [addr, b] : live_) out_.live_blocks.push_back(b);
     std::sort(out_.live_blocks.begin(), out_.live_blocks.end(),
@@ -188,22 +176,19 @@ class Builder {
                                     series->peak, std::move(series->points)});
   }
 
-  std::string str(uint64_t id) const {
-    auto it = strings_.find(id);
-    return it == strings_.end() ? std::string() : it->second;
-  }
+  std::string str(uint64_t id) const { return std::string(tables_.str(id)); }
 
   // Stacks are interned per thread, so equal call sites can have several
   // ids: sites are keyed by what the stack spells.
-  size_t site_for(const RawStack& s) {
+  size_t site_for(const format::Stack& s) {
     std::string key;
-    for (uint64_t f : s.python) {
-      auto it = frames_.find(f);
-      if (it == frames_.end()) continue;
-      key += str(it->second.file) + ':' + std::to_string(it->second.line) + ':' +
-             str(it->second.function) + '\n';
+    for (uint64_t id : s.python_frames) {
+      const format::PythonFrame* f = tables_.frame(id);
+      if (f == nullptr) continue;
+      key += str(f->file_string) + ':' + std::to_string(f->line) + ':' + str(f->function_string) +
+             '\n';
     }
-    for (uint64_t a : s.native) key += std::to_string(a) + '\n';
+    for (uint64_t a : s.native_addresses) key += std::to_string(a) + '\n';
     auto [it, inserted] = site_index_.emplace(std::move(key), sites_.size());
     if (inserted) sites_.push_back({});
     return it->second;
@@ -326,32 +311,29 @@ class Builder {
 
   std::vector<Frame> resolve(uint64_t stack_id) const {
     std::vector<Frame> out;
-    auto it = stacks_.find(stack_id);
-    if (stack_id == 0 || it == stacks_.end()) return out;
-    for (uint64_t id : it->second.python) {
-      auto f = frames_.find(id);
-      if (f == frames_.end()) continue;
-      out.push_back({str(f->second.file), f->second.line, str(f->second.function)});
+    const format::Stack* stack = tables_.stack(stack_id);
+    if (stack == nullptr) return out;
+    for (uint64_t id : stack->python_frames) {
+      const format::PythonFrame* f = tables_.frame(id);
+      if (f == nullptr) continue;
+      out.push_back({str(f->file_string), f->line, str(f->function_string)});
     }
-    size_t native = 0;
-    for (uint64_t addr : it->second.native) {
-      if (native++ >= options_.max_native_frames) break;
-      out.push_back(native_frame(addr));
-    }
+    const auto& native = stack->native_addresses;
+    for (size_t i = 0; i < native.size() && i < options_.max_native_frames; ++i)
+      out.push_back(native_frame(native[i], i > 0));
     return out;
   }
 
-  Frame native_frame(uint64_t addr) const {
-    char hex[32];
-    for (const Module& m : modules_) {
-      if (addr >= m.base && addr - m.base < m.size) {
-        std::snprintf(hex, sizeof hex, "+0x%llx", static_cast<unsigned long long>(addr - m.base));
-        const size_t slash = m.path.rfind('/');
-        return {m.path, 0, (slash == std::string::npos ? m.path : m.path.substr(slash + 1)) + hex};
-      }
-    }
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(addr));
-    return {"??", 0, hex};
+  // Symbolized where the module's symbols allow: the function and its
+  // source line; otherwise "module.so+0xoffset" in the module.
+  Frame native_frame(uint64_t addr, bool return_address) const {
+    const symbols::NativeFrame& nf = symbolizer_->symbolize(addr, return_address);
+    if (nf.module.empty()) return {"??", 0, nf.function};
+    const size_t slash = nf.module.rfind('/');
+    const std::string base = slash == std::string::npos ? nf.module : nf.module.substr(slash + 1);
+    const bool named = nf.function.rfind("0x", 0) != 0;
+    return {nf.file.empty() ? nf.module : nf.file, nf.line,
+            named ? nf.function : base + "+" + nf.function};
   }
 
   const TimelineOptions& options_;
@@ -359,10 +341,8 @@ class Builder {
   uint64_t start_ = 0, now_ = 0;
   bool work_started_ = false;
   std::map<std::pair<size_t, int64_t>, SiteSeries> site_series_;  // by (site, device)
-  std::unordered_map<uint64_t, std::string> strings_;
-  std::unordered_map<uint64_t, PythonFrame> frames_;
-  std::unordered_map<uint64_t, RawStack> stacks_;
-  std::vector<Module> modules_;
+  format::TraceTables tables_;
+  std::unique_ptr<symbols::Symbolizer> symbolizer_;
   std::unordered_map<std::string, size_t> site_index_;
   std::unordered_map<uint64_t, size_t> site_of_stack_;
   std::vector<Site> sites_;

@@ -1,9 +1,9 @@
-#include "analysis/symbolize.h"
-
 #include <gtest/gtest.h>
 #include <link.h>
 
-namespace memlife::analysis {
+#include "symbols/symbolizer.h"
+
+namespace memlife::symbols {
 
 // Kept out of line so it has an address of its own.
 __attribute__((noinline)) uint64_t memlife_symbolize_probe(uint64_t x) { return x * 3 + 1; }
@@ -52,5 +52,15 @@ TEST(Symbolizer, AddressOutsideEveryModule) {
   EXPECT_EQ(f.function, "0x800");
 }
 
+TEST(Symbolizer, ModulesAddedAsAReaderMeetsThem) {
+  // memlife dump meets module records in trace order: an address resolved
+  // before its module was listed resolves again once it is.
+  Symbolizer sym;
+  const auto addr = reinterpret_cast<uint64_t>(&memlife_symbolize_probe);
+  EXPECT_EQ(sym.symbolize(addr, false).module, "");
+  for (Module& m : loaded_modules()) sym.add_module(std::move(m));
+  EXPECT_NE(sym.symbolize(addr, false).function.find("memlife_symbolize_probe"), std::string::npos);
+}
+
 }  // namespace
-}  // namespace memlife::analysis
+}  // namespace memlife::symbols

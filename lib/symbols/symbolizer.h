@@ -1,7 +1,8 @@
 // Offline symbolization of native return addresses from the module map a
 // trace carries (path, load base, size), with libdw. Each module's ELF and
 // DWARF are opened once, on first use; each address is resolved once.
-// Not thread safe: one Symbolizer per analyzed process.
+// Not thread safe: one Symbolizer per analyzed process. Used by the
+// analyzer's findings, the views' sites and `memlife dump`.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +11,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/model.h"
+#include "format/trace_tables.h"
 
-namespace memlife::analysis {
+namespace memlife::symbols {
+
+using format::Module;
 
 struct NativeFrame {
   uint64_t address = 0;
@@ -24,7 +27,7 @@ struct NativeFrame {
 
 class Symbolizer {
  public:
-  explicit Symbolizer(std::vector<Module> modules);
+  explicit Symbolizer(std::vector<Module> modules = {});
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
@@ -32,6 +35,9 @@ class Symbolizer {
   // `return_address`: the address is where a call returns to, so the call
   // itself is one byte before it (true for every frame but the innermost).
   const NativeFrame& symbolize(uint64_t address, bool return_address);
+  // A module listed after the symbolizer was made (a reader going through
+  // a trace in order meets module records as the program loaded them).
+  void add_module(Module module);
 
   size_t cached_addresses() const { return cache_.size(); }
   size_t opened_modules() const;
@@ -45,4 +51,4 @@ class Symbolizer {
   std::unordered_map<uint64_t, NativeFrame> cache_;    // by lookup address
 };
 
-}  // namespace memlife::analysis
+}  // namespace memlife::symbols

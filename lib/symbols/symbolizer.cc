@@ -1,4 +1,4 @@
-#include "analysis/symbolize.h"
+#include "symbols/symbolizer.h"
 
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace memlife::analysis {
+namespace memlife::symbols {
 
 namespace {
 
@@ -105,6 +105,17 @@ Symbolizer::Symbolizer(std::vector<Module> modules) {
 
 Symbolizer::~Symbolizer() = default;
 
+void Symbolizer::add_module(Module module) {
+  auto state = std::make_unique<ModuleState>();
+  state->module = std::move(module);
+  // After every module at or below its base: a later listing of a range
+  // wins, as in the constructor's stable sort.
+  auto at = std::upper_bound(modules_.begin(), modules_.end(), state->module.base,
+                             [](uint64_t base, const auto& m) { return base < m->module.base; });
+  modules_.insert(at, std::move(state));
+  cache_.clear();  // an address resolved before may fall in it now
+}
+
 size_t Symbolizer::opened_modules() const {
   size_t n = 0;
   for (const auto& m : modules_) n += m->dwfl_module != nullptr;
@@ -170,4 +181,4 @@ NativeFrame Symbolizer::resolve(uint64_t address, uint64_t lookup) {
   return frame;
 }
 
-}  // namespace memlife::analysis
+}  // namespace memlife::symbols
