@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   memlife::tool::register_report_verb(app);
   memlife::tool::register_export_verb(app);
   memlife::tool::register_dump_verb(app);
+  memlife::tool::register_build_plugin_verb(app);
 
   try {
     app.parse(argc, argv);

@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "torch_plugin.h"
+
 namespace memlife::tool {
 namespace fs = std::filesystem;
 namespace {
@@ -138,6 +140,10 @@ std::optional<Layout> find_layout(std::string& error) {
   if (fs::is_regular_file(python_dir / "memlife" / "__init__.py", ec)) {
     layout.python_dir = python_dir.string();
   }
+  if (const fs::path sources = canonical(root / "share" / "memlife" / "torch-plugin");
+      exe_dir && fs::is_regular_file(sources / "CMakeLists.txt", ec)) {
+    layout.plugin_sources = sources.string();
+  }
   return layout;
 }
 
@@ -167,6 +173,9 @@ EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& p
   for (const RecorderOption& o : kRecorderOptions)
     if (o.flag) env.emplace_back(o.variable, options.recorder.at(o.name));
   if (!libs.torch_plugin.empty()) env.emplace_back("MEMLIFE_TORCH_PLUGIN", libs.torch_plugin);
+  // Where plugins built for other torches are: a process whose torch the
+  // plugin does not match loads the one built for it from there.
+  env.emplace_back("MEMLIFE_PLUGIN_CACHE", plugin_cache_dir());
   // The Python module and its autoload sitecustomize (Work.wait,
   // init_process_group and exit-census hooks), in front of the program's
   // own PYTHONPATH.

@@ -64,6 +64,9 @@ std::optional<std::string> find_command(const std::string& name, std::string& er
 struct Layout {
   RecorderLibraries libs;
   std::string python_dir;  // holds memlife/__init__.py; empty if not found
+  // <root>/share/memlife/torch-plugin: the plugin's sources as a CMake
+  // project (tool/torch_plugin.h); empty if not found.
+  std::string plugin_sources;
 };
 
 // The preload library is required (nullopt with `error` set without it);

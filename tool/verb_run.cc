@@ -5,11 +5,38 @@
 
 #include "child_process.h"
 #include "run_setup.h"
+#include "torch_plugin.h"
 #include "trace_summary.h"
 #include "verbs.h"
 
 namespace memlife::tool {
 namespace {
+
+// A Python command whose torch is not the one the plugin was built for
+// gets the plugin built for its torch: from the cache, or built there now
+// (once). Where that fails, the command still runs: the preload then
+// records without the plugin and the trace says so.
+void use_plugin_for_the_running_torch(const std::string& executable, Layout& layout) {
+  RecorderLibraries& libs = layout.libs;
+  if (libs.plugin_from_env) return;  // the user chose
+  const auto python = command_python(executable);
+  if (!python) return;
+  const auto torch = find_torch(*python);
+  if (!torch) return;  // no torch: nothing to record with the plugin
+  if (!libs.torch_plugin.empty() && plugin_torch_version(libs.torch_plugin) == torch->version)
+    return;
+  if (auto cached = cached_plugin(torch->version)) {
+    libs.torch_plugin = *cached;
+    return;
+  }
+  if (const char* build = std::getenv("MEMLIFE_BUILD_PLUGIN"); build && std::string(build) == "0")
+    return;
+  std::string error;
+  if (auto built = build_plugin(*python, *torch, layout.plugin_sources, error))
+    libs.torch_plugin = *built;
+  else
+    std::cerr << "memlife run: warning: " << error << "\n";
+}
 
 int run(RunOptions options) {
   std::string error;
@@ -35,6 +62,7 @@ int run(RunOptions options) {
     std::cerr << "memlife run: " << error << "\n";
     return 2;
   }
+  use_plugin_for_the_running_torch(*executable, *layout);
   const RecorderLibraries& libs = layout->libs;
   // Never record torch without saying so: the trace also says it
   // (torch_plugin_not_loaded), and `memlife check` refuses it.

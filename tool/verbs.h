@@ -30,5 +30,6 @@ void register_check_verb(CLI::App& app);
 void register_report_verb(CLI::App& app);
 void register_export_verb(CLI::App& app);
 void register_dump_verb(CLI::App& app);
+void register_build_plugin_verb(CLI::App& app);
 
 }  // namespace memlife::tool

@@ -104,7 +104,7 @@ void load_torch_plugin() {
   if (g_plugin_attempted.exchange(true)) return;
 
   const char* plugin_path = std::getenv("MEMLIFE_TORCH_PLUGIN");  // NOLINT(concurrency-mt-unsafe)
-  char line[9000];
+  char line[13000];
   char note[9000];
   char running[256] = "";
   const bool know_running = running_torch_version(running, sizeof(running));
@@ -115,6 +115,24 @@ void load_torch_plugin() {
     std::snprintf(note, sizeof(note), "torch plugin not loaded: %s", why);
     set_process_identity(-1, -1, -1, know_running ? running : "", note);
   };
+  // A plugin built for this torch in the cache (`memlife build-plugin`,
+  // or `memlife run` on first use) serves when the configured one does not.
+  char cached_path[4200] = "";
+  const char* cache = std::getenv("MEMLIFE_PLUGIN_CACHE");  // NOLINT(concurrency-mt-unsafe)
+  if (know_running && cache != nullptr && *cache != '\0') {
+    char cached_built[256] = "";
+    char cached_sidecar[4400];
+    std::snprintf(cached_path, sizeof(cached_path), "%s/%s/libmemlife_torch.so", cache, running);
+    std::snprintf(cached_sidecar, sizeof(cached_sidecar), "%s.torch-version", cached_path);
+    if (!read_file_line(cached_sidecar, cached_built, sizeof(cached_built)) ||
+        std::strcmp(cached_built, running) != 0)
+      cached_path[0] = '\0';
+  }
+  // What to run where no plugin fits: this process's python builds one.
+  char exe[4096] = "python3";
+  if (const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1); n > 0) exe[n] = '\0';
+  if ((plugin_path == nullptr || *plugin_path == '\0') && cached_path[0] != '\0')
+    plugin_path = cached_path;
   if (plugin_path == nullptr || *plugin_path == '\0') {
     say("memlife: no torch plugin configured (MEMLIFE_TORCH_PLUGIN); recording without it\n");
     std::snprintf(line, sizeof(line), "none configured (MEMLIFE_TORCH_PLUGIN unset), torch %s",
@@ -125,14 +143,20 @@ void load_torch_plugin() {
   char built[256] = "";
   char sidecar[4200];
   std::snprintf(sidecar, sizeof(sidecar), "%s.torch-version", plugin_path);
-  const bool know_built = read_file_line(sidecar, built, sizeof(built));
+  bool know_built = read_file_line(sidecar, built, sizeof(built));
+  if ((!know_built || !know_running || std::strcmp(running, built) != 0) &&
+      cached_path[0] != '\0') {
+    plugin_path = cached_path;
+    std::snprintf(built, sizeof(built), "%s", running);
+    know_built = true;
+  }
   const char* built_text = know_built ? built : "(unknown)";
   if (!know_running || !know_built || std::strcmp(running, built) != 0) {
-    std::snprintf(
-        line, sizeof(line),
-        "memlife: the torch plugin was built for torch %s but this process runs torch "
-        "%s (%s); recording without the torch plugin (no tensors, views or collectives)\n",
-        built_text, running_text, g_torch_lib_path);
+    std::snprintf(line, sizeof(line),
+                  "memlife: the torch plugin was built for torch %s but this process runs torch "
+                  "%s (%s); recording without the torch plugin (no tensors, views or collectives). "
+                  "Build one for it with: memlife build-plugin --python %s\n",
+                  built_text, running_text, g_torch_lib_path, exe);
     say(line);
     if (know_built)
       std::snprintf(line, sizeof(line), "version mismatch: built for torch %s, running torch %s",
