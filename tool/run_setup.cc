@@ -174,8 +174,9 @@ EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& p
     if (o.flag) env.emplace_back(o.variable, options.recorder.at(o.name));
   if (!libs.torch_plugin.empty()) env.emplace_back("MEMLIFE_TORCH_PLUGIN", libs.torch_plugin);
   // Where plugins built for other torches are: a process whose torch the
-  // plugin does not match loads the one built for it from there.
-  env.emplace_back("MEMLIFE_PLUGIN_CACHE", plugin_cache_dir());
+  // plugin does not match loads the one built for it from there. Not when
+  // the user named the plugin (or none) with $MEMLIFE_TORCH_PLUGIN.
+  if (!libs.plugin_from_env) env.emplace_back("MEMLIFE_PLUGIN_CACHE", plugin_cache_dir());
   // The Python module and its autoload sitecustomize (Work.wait,
   // init_process_group and exit-census hooks), in front of the program's
   // own PYTHONPATH.
