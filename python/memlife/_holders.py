@@ -278,6 +278,29 @@ _PATH_KEY = re.compile(r"\[[^\]]*\]")  # a container's key is not a name
 _PATH_NAME = re.compile(r"(?<![<\w])([A-Za-z_]\w*)(?!\w|\(\)|>)")
 
 
+# Calls whose result is a Python scalar or string: a line that stores one
+# (`history.append(loss.item())`, the fixed twin of a leak) keeps no tensor.
+_SCALAR_METHODS = frozenset({"item", "tolist", "numpy"})
+_SCALAR_BUILTINS = frozenset({"float", "int", "str", "bool", "len", "repr", "round"})
+
+
+def _scalar(node):
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _SCALAR_METHODS:
+            return True
+        if isinstance(func, ast.Name) and func.id in _SCALAR_BUILTINS:
+            return True
+        # sum(l.item() for l in losses)
+        if (isinstance(func, ast.Name) and func.id in ("sum", "max", "min") and node.args
+                and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp))
+                and _scalar(node.args[0].elt)):
+            return True
+    return False
+
+
 def _terminal_name(node):
     """The name an expression stores into: `self.cache[k]` -> cache."""
     while isinstance(node, ast.Subscript):
@@ -302,11 +325,15 @@ class _FileStores(ast.NodeVisitor):
 
     def visit_Call(self, node):
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _STORE_METHODS:
+        if (isinstance(func, ast.Attribute) and func.attr in _STORE_METHODS
+                and not (node.args and all(_scalar(a) for a in node.args))):
             self.add(_terminal_name(func.value), node)
         self.generic_visit(node)
 
     def visit_Assign(self, node):
+        if _scalar(node.value):
+            self.generic_visit(node)
+            return
         for target in node.targets:
             if isinstance(target, ast.Subscript):
                 self.add(_terminal_name(target.value), node)
@@ -320,7 +347,9 @@ class _FileStores(ast.NodeVisitor):
 
     def visit_AugAssign(self, node):
         target = node.target
-        self.add(_terminal_name(target.value if isinstance(target, ast.Subscript) else target), node)
+        if not _scalar(node.value):
+            self.add(_terminal_name(target.value if isinstance(target, ast.Subscript) else target),
+                     node)
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node):

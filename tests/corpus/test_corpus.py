@@ -97,4 +97,7 @@ def test_leak_program_gives_its_one_finding(name):
                   if Path(site.rsplit(":", 1)[0]).name == prog.path.name}
         holds = _marked_lines(prog.path, "# LEAK-HOLD")
         assert stored & holds, f"no LEAK-HOLD line {sorted(holds)} in stored_at {sorted(stored)}"
+        # ... and no other line of the program (the fixed branch, which
+        # stores x.item() or str(e), keeps nothing).
+        assert stored <= holds, f"stored_at {sorted(stored)} names lines beside {sorted(holds)}"
         assert "stored at" in f["message"], f["message"]
