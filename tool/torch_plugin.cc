@@ -1,5 +1,7 @@
 #include "torch_plugin.h"
 
+#include "run_setup.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,21 +68,6 @@ std::string version_from(const fs::path& version_py) {
     return close == std::string::npos ? std::string() : line.substr(open + 1, close - open - 1);
   }
   return {};
-}
-
-bool on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe)
-  if (path == nullptr) return false;
-  std::string dirs = path;
-  size_t begin = 0;
-  while (begin <= dirs.size()) {
-    const size_t end = dirs.find(':', begin);
-    const std::string dir = dirs.substr(begin, end == std::string::npos ? end : end - begin);
-    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-    if (end == std::string::npos) break;
-    begin = end + 1;
-  }
-  return false;
 }
 
 std::string what_to_run(const std::string& python) {
@@ -168,7 +155,7 @@ std::optional<std::string> build_plugin(const std::string& python, const TorchIn
     return std::nullopt;
   }
   for (const char* tool : {"cmake", "c++"}) {
-    if (!on_path(tool)) {
+    if (std::string not_found; !find_command(tool, not_found)) {
       error = std::string("cannot build the torch plugin for torch ") + torch.version + ": no " +
               tool + " on PATH; install cmake and a C++ compiler (Debian: apt-get install cmake " +
               "g++), then run: " + what_to_run(python);
