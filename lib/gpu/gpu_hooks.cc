@@ -112,10 +112,12 @@ extern "C" __attribute__((visibility("default"))) int memlife_torch_cuda_attach_
   TryAttach fn = try_attach.load(std::memory_order_acquire);
   if (fn == nullptr) {
     static std::atomic<bool> loading{false};
-    if (loading.exchange(true)) return 0;                      // another thread is loading it
-    const char* plugin = std::getenv("MEMLIFE_TORCH_PLUGIN");  // NOLINT(concurrency-mt-unsafe)
+    if (loading.exchange(true)) return 0;  // another thread is loading it
+    // Next to the plugin the preload loaded: MEMLIFE_TORCH_PLUGIN's, or the
+    // one from the plugin cache built for the running torch.
+    const char* plugin = memlife::rec::loaded_torch_plugin();
     char path[4200] = "";
-    if (plugin != nullptr) {
+    if (plugin != nullptr && *plugin != '\0') {
       std::snprintf(path, sizeof(path), "%s", plugin);
       char* slash = std::strrchr(path, '/');
       if (slash != nullptr) {
@@ -132,7 +134,7 @@ extern "C" __attribute__((visibility("default"))) int memlife_torch_cuda_attach_
       std::snprintf(line, sizeof(line),
                     "memlife: no CUDA allocator tracker (%s): %s; CUDA tensors' memory is "
                     "not recorded\n",
-                    path[0] ? path : "MEMLIFE_TORCH_PLUGIN unset", error ? error : "not found");
+                    path[0] ? path : "no torch plugin loaded", error ? error : "not found");
       (void)!fwrite(line, 1, std::strlen(line), stderr);
       state.store(2);
       return 0;

@@ -24,6 +24,7 @@ namespace {
 
 std::atomic<bool> g_plugin_attempted{false};
 char g_torch_lib_path[4096];
+char g_loaded_plugin[4200];  // written once, before the plugin's hooks run
 
 void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
 
@@ -177,6 +178,7 @@ void load_torch_plugin() {
     not_loaded(line);
     return;
   }
+  std::snprintf(g_loaded_plugin, sizeof(g_loaded_plugin), "%s", plugin_path);
   using Init = int (*)();
   auto init = reinterpret_cast<Init>(dlsym(handle, "memlife_torch_plugin_init"));
   if (init == nullptr || init() != 0) {
@@ -294,6 +296,9 @@ __attribute__((constructor)) void memlife_preload_init() {
 }
 
 }  // namespace
+
+const char* loaded_torch_plugin() { return g_loaded_plugin; }
+
 }  // namespace memlife::rec
 
 using namespace memlife::rec;

@@ -26,6 +26,11 @@ bool& in_recorder();
 // Module records for every loaded object not reported yet.
 void emit_new_modules(ThreadWriter& w);
 
+// The torch plugin the preload loaded (MEMLIFE_TORCH_PLUGIN's, or the one
+// built for the running torch in MEMLIFE_PLUGIN_CACHE); empty before and
+// when none was. Its CUDA allocator tracker sits next to it.
+const char* loaded_torch_plugin();
+
 // Called by the preload layer.
 void init_from_environment();
 void shutdown(uint64_t exit_status, bool from_signal);

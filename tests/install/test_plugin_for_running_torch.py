@@ -39,6 +39,9 @@ def other_torch_lib(tmp_path_factory):
         if src.is_file():
             shutil.copy2(src, lib / name)
     (lib / "libmemlife_torch.so.torch-version").write_text("0.0.0+another\n")
+    # Its CUDA tracker would be for that other torch too: not here, so a
+    # tracker can only come from beside the plugin built for this torch.
+    (lib / "libmemlife_torch_cuda.so").unlink(missing_ok=True)
     return lib
 
 
@@ -109,3 +112,20 @@ def test_build_plugin_verb(other_torch_lib, tmp_path):
     again = memlife(["build-plugin", "--python", sys.executable], env, tmp_path)
     assert again.returncode == 0 and "already built" in again.stderr
     assert again.stdout.strip() == str(path)
+
+
+def test_a_process_memlife_cannot_foresee_loads_the_cached_plugin(other_torch_lib, tmp_path):
+    # A shell script's python: memlife run cannot tell its torch, so the
+    # preload itself takes the plugin built for the running torch from the
+    # cache, and the CUDA allocator tracker from beside that plugin.
+    env = env_with(other_torch_lib, tmp_path / "cache")
+    built = memlife(["build-plugin", "--python", sys.executable], env, tmp_path)
+    assert built.returncode == 0, built.stderr
+    run = memlife(["run", "-o", str(tmp_path / "t"), "--", "sh", "-c",
+                   f"exec {sys.executable} {LEAKY}"], env, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "building the torch plugin" not in run.stderr
+    assert "no CUDA allocator tracker" not in run.stderr, run.stderr
+    report = analyze(tmp_path / "t", env, tmp_path)
+    assert report["warnings"] == []
+    assert [f["kind"] for f in report["findings"]] == ["residual_view"]
