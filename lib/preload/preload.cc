@@ -106,7 +106,7 @@ void load_torch_plugin() {
 
   const char* plugin_path = std::getenv("MEMLIFE_TORCH_PLUGIN");  // NOLINT(concurrency-mt-unsafe)
   char line[13000];
-  char note[9000];
+  char note[13100];  // "torch plugin not loaded: " and a line
   char running[256] = "";
   const bool know_running = running_torch_version(running, sizeof(running));
   const char* running_text = know_running ? running : "(unknown)";
