@@ -1,7 +1,5 @@
 #include "analysis/stacks.h"
 
-#include <cstdio>
-
 namespace memlife::analysis {
 
 namespace {
@@ -44,32 +42,10 @@ nlohmann::json StackResolver::frames(uint64_t stack_id, size_t max_native) {
   return out;
 }
 
-std::string stack_key(const Model& model, uint64_t stack_id) {
-  std::string key;
-  const Stack* stack = model.tables.stack(stack_id);
-  if (stack == nullptr) return key;
-  for (uint64_t frame_id : stack->python_frames) {
-    const format::PythonFrame* f = model.tables.frame(frame_id);
-    if (f == nullptr) continue;
-    key += model.str(f->file_string);
-    key += ':';
-    key += std::to_string(f->line);
-    key += ':';
-    key += model.str(f->function_string);
-    key += '\n';
-  }
-  char buf[24];
-  for (uint64_t a : stack->native_addresses) {
-    std::snprintf(buf, sizeof buf, "%llx;", static_cast<unsigned long long>(a));
-    key += buf;
-  }
-  return key;
-}
-
 const std::string& StackResolver::key(uint64_t stack_id) {
   auto found = keys_.find(stack_id);
   if (found != keys_.end()) return found->second;
-  return keys_.emplace(stack_id, stack_key(model_, stack_id)).first->second;
+  return keys_.emplace(stack_id, model_.tables.stack_key(stack_id)).first->second;
 }
 
 std::string StackResolver::user_line(uint64_t stack_id) {

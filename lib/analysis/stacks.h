@@ -43,7 +43,4 @@ class StackResolver {
 // Python module: not the program's line.
 bool is_library_file(std::string_view file);
 
-// The grouping key of a stack, computed from the model's tables.
-std::string stack_key(const Model& model, uint64_t stack_id);
-
 }  // namespace memlife::analysis

@@ -1,5 +1,7 @@
 #include "format/trace_tables.h"
 
+#include <cstdio>
+
 namespace memlife::format {
 
 bool TraceTables::add(const Record& r) {
@@ -39,6 +41,28 @@ const Stack* TraceTables::stack(uint64_t id) const {
   if (id == 0) return nullptr;
   auto it = stacks_.find(id);
   return it == stacks_.end() ? nullptr : &it->second;
+}
+
+std::string TraceTables::stack_key(uint64_t stack_id) const {
+  std::string key;
+  const Stack* s = stack(stack_id);
+  if (s == nullptr) return key;
+  for (uint64_t frame_id : s->python_frames) {
+    const PythonFrame* f = frame(frame_id);
+    if (f == nullptr) continue;
+    key += str(f->file_string);
+    key += ':';
+    key += std::to_string(f->line);
+    key += ':';
+    key += str(f->function_string);
+    key += '\n';
+  }
+  char buf[24];
+  for (uint64_t a : s->native_addresses) {
+    std::snprintf(buf, sizeof buf, "%llx;", static_cast<unsigned long long>(a));
+    key += buf;
+  }
+  return key;
 }
 
 const Module* TraceTables::module_of(uint64_t address, uint64_t& offset) const {

@@ -47,6 +47,11 @@ class TraceTables {
   // or null; `offset` gets the address relative to its base.
   const Module* module_of(uint64_t address, uint64_t& offset) const;
   bool has_python_frames() const { return !frames_.empty(); }
+  // The identity of a call site: its Python frames' file:line:function,
+  // then its native addresses. Stacks are interned per thread, so equal
+  // call sites can have several ids: group by this, never by the id.
+  // Empty for 0 or an unknown id.
+  std::string stack_key(uint64_t stack_id) const;
 
  private:
   std::unordered_map<uint64_t, std::string> strings_;

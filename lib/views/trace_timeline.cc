@@ -47,7 +47,7 @@ class Builder {
         break;
       case RecordKind::kStack:
         tables_.add(r);
-        site_of_stack_[r.stack.id] = site_for(*tables_.stack(r.stack.id));
+        site_of_stack_[r.stack.id] = site_for(r.stack.id);
         break;
       case RecordKind::kAlloc:
         on_alloc(r.alloc);
@@ -178,18 +178,9 @@ class Builder {
 
   std::string str(uint64_t id) const { return std::string(tables_.str(id)); }
 
-  // Stacks are interned per thread, so equal call sites can have several
-  // ids: sites are keyed by what the stack spells.
-  size_t site_for(const format::Stack& s) {
-    std::string key;
-    for (uint64_t id : s.python_frames) {
-      const format::PythonFrame* f = tables_.frame(id);
-      if (f == nullptr) continue;
-      key += str(f->file_string) + ':' + std::to_string(f->line) + ':' + str(f->function_string) +
-             '\n';
-    }
-    for (uint64_t a : s.native_addresses) key += std::to_string(a) + '\n';
-    auto [it, inserted] = site_index_.emplace(std::move(key), sites_.size());
+  // Sites are keyed by what the stack spells (TraceTables::stack_key).
+  size_t site_for(uint64_t stack_id) {
+    auto [it, inserted] = site_index_.emplace(tables_.stack_key(stack_id), sites_.size());
     if (inserted) sites_.push_back({});
     return it->second;
   }

@@ -237,7 +237,7 @@ class StepGrowth final : public Detector {
   size_t site_index(const Model& m, uint64_t stack_id) {
     auto it = site_of_stack_.find(stack_id);
     if (it != site_of_stack_.end()) return it->second;
-    std::string key = stack_key(m, stack_id);
+    std::string key = m.tables.stack_key(stack_id);
     auto [k, fresh] = site_of_key_.try_emplace(std::move(key), sites_.size());
     if (fresh) {
       Site site;
