@@ -78,6 +78,14 @@ bool read_file_line(const char* path, char* out, size_t out_size) {
   return true;
 }
 
+// The torch version a plugin's .torch-version names (written at its build);
+// false when there is none.
+bool plugin_built_for(const char* plugin, char* out, size_t out_size) {
+  char sidecar[4300];
+  std::snprintf(sidecar, sizeof(sidecar), "%s.torch-version", plugin);
+  return read_file_line(sidecar, out, out_size);
+}
+
 // The running torch's version, from torch/version.py next to torch/lib.
 bool running_torch_version(char* out, size_t out_size) {
   char dir[4096];
@@ -116,24 +124,25 @@ void load_torch_plugin() {
     std::snprintf(note, sizeof(note), "torch plugin not loaded: %s", why);
     set_process_identity(-1, -1, -1, know_running ? running : "", note);
   };
-  // A plugin built for this torch in the cache (`memlife build-plugin`,
-  // or `memlife run` on first use) serves when the configured one does not.
-  char cached_path[4200] = "";
+  // The configured plugin; where it does not fit this torch, the one built
+  // for it in the cache (`memlife build-plugin`, or `memlife run` on first
+  // use).
+  char built[256] = "";
+  bool know_built = plugin_path != nullptr && *plugin_path != '\0' &&
+                    plugin_built_for(plugin_path, built, sizeof(built));
+  const auto fits = [&] { return know_running && know_built && std::strcmp(running, built) == 0; };
+  char cached_path[4200];
   const char* cache = std::getenv("MEMLIFE_PLUGIN_CACHE");  // NOLINT(concurrency-mt-unsafe)
-  if (know_running && cache != nullptr && *cache != '\0') {
+  if (!fits() && know_running && cache != nullptr && *cache != '\0') {
     char cached_built[256] = "";
-    char cached_sidecar[4400];
     std::snprintf(cached_path, sizeof(cached_path), "%s/%s/libmemlife_torch.so", cache, running);
-    std::snprintf(cached_sidecar, sizeof(cached_sidecar), "%s.torch-version", cached_path);
-    if (!read_file_line(cached_sidecar, cached_built, sizeof(cached_built)) ||
-        std::strcmp(cached_built, running) != 0)
-      cached_path[0] = '\0';
+    if (plugin_built_for(cached_path, cached_built, sizeof(cached_built)) &&
+        std::strcmp(cached_built, running) == 0) {
+      plugin_path = cached_path;
+      std::snprintf(built, sizeof(built), "%s", running);
+      know_built = true;
+    }
   }
-  // What to run where no plugin fits: this process's python builds one.
-  char exe[4096] = "python3";
-  if (const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1); n > 0) exe[n] = '\0';
-  if ((plugin_path == nullptr || *plugin_path == '\0') && cached_path[0] != '\0')
-    plugin_path = cached_path;
   if (plugin_path == nullptr || *plugin_path == '\0') {
     say("memlife: no torch plugin configured (MEMLIFE_TORCH_PLUGIN); recording without it\n");
     std::snprintf(line, sizeof(line), "none configured (MEMLIFE_TORCH_PLUGIN unset), torch %s",
@@ -141,18 +150,11 @@ void load_torch_plugin() {
     not_loaded(line);
     return;
   }
-  char built[256] = "";
-  char sidecar[4200];
-  std::snprintf(sidecar, sizeof(sidecar), "%s.torch-version", plugin_path);
-  bool know_built = read_file_line(sidecar, built, sizeof(built));
-  if ((!know_built || !know_running || std::strcmp(running, built) != 0) &&
-      cached_path[0] != '\0') {
-    plugin_path = cached_path;
-    std::snprintf(built, sizeof(built), "%s", running);
-    know_built = true;
-  }
-  const char* built_text = know_built ? built : "(unknown)";
-  if (!know_running || !know_built || std::strcmp(running, built) != 0) {
+  if (!fits()) {
+    // What to run: this process's python builds a plugin for its torch.
+    char exe[4096] = "python3";
+    if (const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1); n > 0) exe[n] = '\0';
+    const char* built_text = know_built ? built : "(unknown)";
     std::snprintf(line, sizeof(line),
                   "memlife: the torch plugin was built for torch %s but this process runs torch "
                   "%s (%s); recording without the torch plugin (no tensors, views or collectives). "
@@ -163,8 +165,9 @@ void load_torch_plugin() {
       std::snprintf(line, sizeof(line), "version mismatch: built for torch %s, running torch %s",
                     built_text, running_text);
     else
-      std::snprintf(line, sizeof(line), "%s: no %s to name the torch it was built for", plugin_path,
-                    sidecar);
+      std::snprintf(line, sizeof(line),
+                    "%s: no %s.torch-version to name the torch it was built for", plugin_path,
+                    plugin_path);
     not_loaded(line);
     return;
   }
