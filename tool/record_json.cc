@@ -212,15 +212,10 @@ void RecordJson::add_fields(const Record& record, Json& out) {
   // The tables later records resolve their ids against.
   if (tables_.add(record) && record.header.kind == RecordKind::kModule)
     symbolizer_.add_module(tables_.modules().back());
-  switch (record.header.kind) {
-    case RecordKind::kStack: {
-      Json resolved = resolve_stack(record.stack);
-      out["stack"] = resolved;
-      stacks_[record.stack.id] = std::move(resolved);
-      break;
-    }
-    default:
-      break;
+  if (record.header.kind == RecordKind::kStack) {
+    Json resolved = resolve_stack(record.stack);
+    out["stack"] = resolved;
+    stacks_[record.stack.id] = std::move(resolved);
   }
 }
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import ast
 import collections
 import gc
-import re
 import os
+import re
 import sys
 import sysconfig
 import time
