@@ -16,21 +16,17 @@ for reference. Not part of the test suite (timings are noisy).
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKLOAD = os.path.join(ROOT, "bench", "rss", "workload.py")
+sys.path.insert(0, os.path.join(ROOT, "bench", "rss"))
+from rss_bench import workload_value  # noqa: E402
 
 
 def work_seconds(cmd, env):
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    for line in out.stdout.splitlines():
-        if line.startswith("work_seconds "):
-            return float(line.split()[1])
-    sys.stderr.write(out.stdout[-2000:] + out.stderr[-4000:])
-    raise SystemExit(f"no work_seconds from {cmd}")
+    return workload_value(cmd, env, "work_seconds")
 
 
 def main():

@@ -22,13 +22,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def run(cmd, env):
+def workload_value(cmd, env, key):
+    """Runs a workload.py command and returns the number on its `key` line
+    (peak_rss_kib, work_seconds); exits with its output when there is none."""
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     for line in out.stdout.splitlines():
-        if line.startswith("peak_rss_kib "):
-            return int(line.split()[1]) / 1024.0
+        if line.startswith(key + " "):
+            return float(line.split()[1])
     sys.stderr.write(out.stdout[-2000:] + out.stderr[-4000:])
-    raise SystemExit(f"no peak_rss_kib from {cmd}")
+    raise SystemExit(f"no {key} from {cmd}")
+
+
+def run(cmd, env):
+    return workload_value(cmd, env, "peak_rss_kib") / 1024.0
 
 
 def main():
