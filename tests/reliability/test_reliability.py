@@ -137,15 +137,20 @@ def test_a_flipped_bit_loses_one_chunk_not_the_rest(memlife, tmp_path):
     assert proc.returncode == 0, proc.stderr
     (trace,) = sorted(out_dir.glob("*.mltrace"))
     data = bytearray(trace.read_bytes())
-    first_chunk = 16 + int.from_bytes(data[12:16], "little")
-    data[first_chunk + 40] ^= 0x04  # inside the first chunk's payload
+    # The first chunk with a payload of some size (a chunk can hold one
+    # small record): one bit in the middle of its payload.
+    hit_chunk = 16 + int.from_bytes(data[12:16], "little")
+    while (payload := int.from_bytes(data[hit_chunk:hit_chunk + 4], "little")) < 64:
+        hit_chunk += 12 + payload
+    hit = hit_chunk + 12 + payload // 2
+    data[hit] ^= 0x04
     flipped = tmp_path / "flipped.mltrace"
     flipped.write_bytes(bytes(data))
     clean = memlife.dump(trace)
     damaged = memlife.dump(flipped)
     summary = summary_of(damaged)
     assert summary["damaged"] and summary["complete"] and summary["resumed"], summary
-    assert first_chunk <= summary["stop_offset"] <= first_chunk + 40  # the hit chunk's start
+    assert hit_chunk <= summary["stop_offset"] <= hit  # the hit chunk's start
     assert 0 < summary["skipped_bytes"] <= 2 * 16 * 1024 + 4096, summary
     assert "read on" in summary["stop_reason"]
     kept = len(records_of(damaged, "alloc"))
