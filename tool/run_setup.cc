@@ -32,11 +32,17 @@ bool is_executable_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-std::optional<std::string> executable_dir() {
+std::optional<fs::path> executable_path() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;
-  return self.parent_path().string();
+  return self;
+}
+
+std::optional<std::string> executable_dir() {
+  auto self = executable_path();
+  if (!self) return std::nullopt;
+  return self->parent_path().string();
 }
 
 }  // namespace
@@ -173,6 +179,10 @@ EnvVars recorder_environment(const RecorderLibraries& libs, const std::string& p
   for (const RecorderOption& o : kRecorderOptions)
     if (o.flag) env.emplace_back(o.variable, options.recorder.at(o.name));
   if (!libs.torch_plugin.empty()) env.emplace_back("MEMLIFE_TORCH_PLUGIN", libs.torch_plugin);
+  // This memlife, for the Python side's memlife.record() blocks (which run
+  // `memlife analyze`) and the pytest plugin; a user's own choice stays.
+  if (const char* bin = std::getenv("MEMLIFE_BIN"); bin == nullptr || *bin == '\0')
+    if (auto self = executable_path()) env.emplace_back("MEMLIFE_BIN", self->string());
   // Where plugins built for other torches are: a process whose torch the
   // plugin does not match loads the one built for it from there. Not when
   // the user named the plugin (or none) with $MEMLIFE_TORCH_PLUGIN.

@@ -23,6 +23,7 @@ void register_analyze_verb(CLI::App& app) {
     std::vector<std::string> inputs;
     std::string output;
     uint64_t warmup_steps = 2;
+    uint64_t block = 0;
     unsigned jobs = 0;
     analysis::RunChoice run;
     bool keep_secrets = false;
@@ -37,6 +38,9 @@ void register_analyze_verb(CLI::App& app) {
                    "or file, else memlife-report.json in the current folder)");
   verb->add_option("--warmup-steps", args->warmup_steps, "steps step_growth ignores at the start")
       ->capture_default_str();
+  verb->add_option("--block", args->block,
+                   "judge only the N-th memlife.record() block of each process: memory it made "
+                   "and still holds at its end (leaked_by_block), and the problems seen inside it");
   verb->add_option("-j,--jobs", args->jobs, "traces analyzed at once (0: one per core)");
   add_run_options(verb, args->run);
   verb->add_flag("--keep-secrets", args->keep_secrets,
@@ -68,6 +72,7 @@ void register_analyze_verb(CLI::App& app) {
       std::cerr << "memlife analyze: warning: " << analysis::terminal_safe(w) << "\n";
     analysis::RunOptions options;
     options.analysis.warmup_steps = args->warmup_steps;
+    options.analysis.block = args->block;
     options.cross_rank.imbalance_ratio = args->imbalance_ratio;
     options.cross_rank.imbalance_min_bytes = args->imbalance_min_bytes;
     options.jobs = args->jobs;

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "child_process.h"
 #include "run_setup.h"
@@ -38,7 +39,19 @@ void use_plugin_for_the_running_torch(const std::string& executable, Layout& lay
     std::cerr << "memlife run: warning: " << error << "\n";
 }
 
-int run(RunOptions options) {
+// --print-environment: what `memlife.record()` needs to load the recorder
+// into a process that is already running (the same choices a run makes).
+void print_environment(const RecorderLibraries& libs, const std::string& output_dir,
+                       const EnvVars& env) {
+  nlohmann::json out = {{"preload", libs.preload},
+                        {"torch_plugin", libs.torch_plugin},
+                        {"output_dir", output_dir},
+                        {"environment", nlohmann::json::object()}};
+  for (const auto& [name, value] : env) out["environment"][name] = value;
+  std::cout << out.dump(2) << "\n";
+}
+
+int run(RunOptions options, bool only_print_environment) {
   std::string error;
   if (options.output_dir.empty()) options.output_dir = default_output_dir();
   // Every refusal happens before the command starts: a half-started
@@ -87,6 +100,10 @@ int run(RunOptions options) {
   const std::string run_id = new_run_id();
   const EnvVars env = recorder_environment(libs, layout->python_dir, *output_dir, run_id, options,
                                            std::getenv("LD_PRELOAD"));
+  if (only_print_environment) {
+    print_environment(libs, *output_dir, env);
+    return 0;
+  }
   const int exit_code = run_child(*executable, options.command, env);
 
   const auto traces = summarize_run(*output_dir, run_id);
@@ -105,6 +122,7 @@ int run(RunOptions options) {
 
 void register_run_verb(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
+  auto only_print_environment = std::make_shared<bool>(false);
   CLI::App* verb = app.add_subcommand("run", "Run a command under the memlife recorder");
   verb->add_option("-o,--output", options->output_dir,
                    "Directory for the traces (default: memlife-<YYYYmmdd-HHMMSS>)");
@@ -120,12 +138,15 @@ void register_run_verb(CLI::App& app) {
             o.choices != nullptr ? std::string(o.choices) : std::string("INT"), o.name))
         ->capture_default_str();
   }
+  verb->add_flag("--print-environment", *only_print_environment,
+                 "Run nothing: print, as JSON, the recorder library and the environment the "
+                 "command would get (memlife.record() loads the recorder with it)");
   // After "--" every word is the command's, even ones that look like
   // memlife options.
   verb->add_option("command", options->command, "The command to run and its arguments, after --");
   verb->footer("Example: memlife run -o traces -- python train.py --lr 0.1");
-  verb->callback([options] {
-    if (int code = run(*options); code != 0) throw ExitWith{code};
+  verb->callback([options, only_print_environment] {
+    if (int code = run(*options, *only_print_environment); code != 0) throw ExitWith{code};
   });
 }
 

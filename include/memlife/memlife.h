@@ -63,6 +63,24 @@ MEMLIFE_API void memlife_set_rank(int rank, int world_size);
  * The Python module calls it from install_hooks(). */
 MEMLIFE_API void memlife_python_hooks(int installed);
 
+/* For a recorder loaded into a process that is already running (dlopen,
+ * as `memlife.record()` does, rather than LD_PRELOAD at start, with the
+ * recorder's variables already in the environment): loads the torch plugin
+ * for the torch the process has already loaded (no later dlopen of torch
+ * would) and starts recording. 1: recording with the torch plugin; 0:
+ * recording without it (the trace says why); -1: not armed
+ * (MEMLIFE_OUTPUT_DIR unset when the library was loaded). */
+MEMLIFE_API int memlife_attach(void);
+
+/* The path of this process's trace file; "" before recording starts. */
+MEMLIFE_API const char* memlife_trace_path(void);
+
+/* Labels of the marks that open and close the N-th `memlife.record()`
+ * block of a process ("memlife.record begin 1"): `memlife analyze
+ * --block N` judges what happened between them. */
+#define MEMLIFE_BLOCK_BEGIN_PREFIX "memlife.record begin "
+#define MEMLIFE_BLOCK_END_PREFIX "memlife.record end "
+
 /* Writes every buffered record to the trace file before returning. */
 MEMLIFE_API void memlife_flush(void);
 

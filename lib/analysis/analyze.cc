@@ -13,11 +13,43 @@
 #include "symbols/symbolizer.h"
 
 namespace memlife::analysis {
+namespace {
+
+// --block: a finding stays when memory it retains was made inside the
+// block (only that memory is kept), or when it retains none and the
+// problem was seen inside it. What earlier code left behind is not the
+// block's.
+void keep_block_findings(std::vector<Finding>& findings, uint64_t begin_seq) {
+  std::vector<Finding> kept;
+  for (Finding& f : findings) {
+    if (f.retains.empty()) {
+      if (f.seen_seq > begin_seq) kept.push_back(std::move(f));
+      continue;
+    }
+    std::vector<Finding::Retained> inside;
+    uint64_t bytes = 0;
+    for (const Finding::Retained& r : f.retains)
+      if (r.alloc_seq > begin_seq) {
+        inside.push_back(r);
+        bytes += r.bytes;
+      }
+    if (inside.empty()) continue;
+    if (inside.size() != f.retains.size()) {
+      f.bytes = bytes;
+      f.retains = std::move(inside);
+    }
+    kept.push_back(std::move(f));
+  }
+  findings = std::move(kept);
+}
+
+}  // namespace
 
 ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOptions& options) {
   ProcessAnalysis out;
   out.path = reader.path();
   Model model;
+  model.block = options.block;
   auto detectors = make_all_detectors(options);
   std::vector<Detector*> raw;
   for (auto& d : detectors) raw.push_back(d.get());
@@ -28,13 +60,28 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.damaged = status.damaged;
   out.stop_reason = status.stop_reason;
   if (out.truncated && out.stop_reason.empty()) out.stop_reason = "no end record";
+  if (options.block != 0) {
+    // The block's end is this analysis's exit; a trace still being written
+    // after it is complete for the block.
+    const std::string block = "memlife.record() block " + std::to_string(options.block);
+    out.truncated = !model.block_ended;
+    if (!model.block_begun)
+      out.stop_reason = "no " + block + " in this trace";
+    else if (!model.block_ended)
+      out.stop_reason = block + " has no end mark (" +
+                        (out.stop_reason.empty() ? "trace ends inside it" : out.stop_reason) + ")";
+    else if (!out.damaged)
+      out.stop_reason.clear();
+  }
 
   Symbolizer symbolizer(model.tables.modules());
   StackResolver stacks(model, symbolizer);
   for (Detector* d : raw) d->finish(model, out.truncated, stacks, out.findings);
   attribute_retained_memory(out.findings);
+  if (options.block != 0) keep_block_findings(out.findings, model.block_begin.seq);
   name_holders(out.findings, model.holder_of_alloc);
-  if (!out.truncated) out.still_reachable_at_exit = still_reachable_summary(model, stacks);
+  if (!out.truncated && options.block == 0)
+    out.still_reachable_at_exit = still_reachable_summary(model, stacks);
 
   out.header = model.header;
   out.rank = model.rank;

@@ -13,7 +13,7 @@ int cause_rank(const std::string& kind) {
   // expectation names the program's own intent; growth and exit only say
   // that memory stayed.
   static const std::vector<std::string> order = {kResidualView, kUnwaitedCollective, kExpectFreed,
-                                                 kStepGrowth, kLeakedAtExit};
+                                                 kStepGrowth,   kLeakedByBlock,      kLeakedAtExit};
   auto it = std::find(order.begin(), order.end(), kind);
   return it == order.end() ? -1 : static_cast<int>(it - order.begin());
 }

@@ -17,6 +17,10 @@ struct AnalysisOptions {
   uint64_t warmup_steps = 2;
   // Consecutive step-to-step increases that make a step_growth finding.
   uint64_t growth_steps = 3;
+  // Judge only the N-th `memlife.record()` block of each process (0: the
+  // whole trace): the replay stops at the block's end as at an exit, and
+  // findings keep only memory made (or problems seen) inside the block.
+  uint64_t block = 0;
 };
 
 class Detector {
@@ -51,6 +55,7 @@ std::unique_ptr<Detector> make_step_growth_detector(const AnalysisOptions&);
 std::unique_ptr<Detector> make_unexplained_holder_detector(const AnalysisOptions&);
 std::unique_ptr<Detector> make_expect_freed_detector(const AnalysisOptions&);
 std::unique_ptr<Detector> make_leaked_at_exit_detector(const AnalysisOptions&);
+std::unique_ptr<Detector> make_leaked_by_block_detector(const AnalysisOptions&);
 
 // Tensor memory still allocated when the trace ended, by site: reachable
 // (module globals, caches) rather than leaked; the process entry's

@@ -4,8 +4,8 @@ namespace memlife::analysis {
 
 const std::vector<std::string>& all_finding_kinds() {
   static const std::vector<std::string> kinds = {
-      kResidualView, kUnwaitedCollective, kUseBeforeWait,      kStepGrowth,   kUnexplainedHolder,
-      kExpectFreed,  kLeakedAtExit,       kCollectiveMismatch, kRankImbalance};
+      kResidualView, kUnwaitedCollective, kUseBeforeWait, kStepGrowth,         kUnexplainedHolder,
+      kExpectFreed,  kLeakedAtExit,       kLeakedByBlock, kCollectiveMismatch, kRankImbalance};
   return kinds;
 }
 

@@ -16,6 +16,8 @@ inline constexpr const char* kStepGrowth = "step_growth";
 inline constexpr const char* kUnexplainedHolder = "unexplained_holder";
 inline constexpr const char* kExpectFreed = "expect_freed";
 inline constexpr const char* kLeakedAtExit = "leaked_at_exit";
+// Memory a `memlife.record()` block made and still holds at its end.
+inline constexpr const char* kLeakedByBlock = "leaked_by_block";
 // Cross-rank kinds (whole run, not one process).
 inline constexpr const char* kCollectiveMismatch = "collective_mismatch";
 inline constexpr const char* kRankImbalance = "rank_imbalance";
@@ -48,6 +50,9 @@ struct Finding {
     uint64_t alloc_seq = 0, bytes = 0;
   };
   std::vector<Retained> retains;
+  // The record that showed a problem that retains no memory (a read before
+  // a wait): what `--block` compares; 0 when not given.
+  uint64_t seen_seq = 0;
   // A finding that only adds evidence to the finding that retains the same
   // memory (a census's unexplained references): never reported alone.
   bool evidence_only = false;

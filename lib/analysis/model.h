@@ -189,6 +189,11 @@ struct Model {
   // loaded", "torch plugin not loaded: ..."); empty when none was written.
   std::string plugin_note;
   bool python_hooks = false;  // a "python hooks installed" note was read
+  // The `memlife.record()` block judged (AnalysisOptions::block; 0: none):
+  // its begin mark, and whether its end mark was read (replay stops there).
+  uint64_t block = 0;
+  When block_begin;
+  bool block_begun = false, block_ended = false;
 
   std::string_view str(uint64_t id) const { return tables.str(id); }
   const Tensor* tensor(uint64_t id) const {

@@ -5,6 +5,7 @@
 
 #include "analysis/attribution.h"
 #include "analysis/stacks.h"
+#include "memlife/memlife.h"
 
 namespace memlife::analysis {
 
@@ -153,7 +154,8 @@ bool Replayer::on_record(const Record& r) {
     default:
       break;
   }
-  return true;
+  // The judged block ended: what follows is outside it, as after an exit.
+  return !m.block_ended;
 }
 
 void Replayer::on_alloc(const format::AllocRecord& r, const When& at) {
@@ -418,6 +420,15 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
       m.holder_of_alloc.insert_or_assign(a->second.at.seq,
                                          parse_holder_label(m.str(r.label_string), r.step));
     return;
+  }
+  if (r.kind == MarkKind::kLabel && m.block != 0) {
+    const std::string_view label = m.str(r.label_string);
+    if (label == MEMLIFE_BLOCK_BEGIN_PREFIX + std::to_string(m.block)) {
+      m.block_begun = true;
+      m.block_begin = at;
+    } else if (m.block_begun && label == MEMLIFE_BLOCK_END_PREFIX + std::to_string(m.block)) {
+      m.block_ended = true;
+    }
   }
   for (Detector* d : detectors_) d->on_mark(m, r, at);
 }

@@ -119,6 +119,18 @@ void memlife_python_hooks(int installed) {
                          installed ? "python hooks installed" : "python hooks not installed");
 }
 
+int memlife_attach(void) {
+  ReentryGuard guard;
+  if (!guard.entered() || memlife_active() == 0) return -1;
+  load_torch_plugin();
+  ThreadWriter* w = current_thread_writer();
+  if (w == nullptr) return -1;
+  emit_new_modules(*w);
+  return plugin().census != nullptr ? 1 : 0;
+}
+
+const char* memlife_trace_path(void) { return trace_path(); }
+
 void memlife_flush(void) {
   ReentryGuard guard;
   if (guard.entered()) flush();

@@ -101,6 +101,8 @@ bool running_torch_version(char* out, size_t out_size) {
   return read_quoted_value(version_py, "__version__", out, out_size);
 }
 
+}  // namespace
+
 void load_torch_plugin() {
   if (g_plugin_attempted.load(std::memory_order_acquire)) return;
   if (phase().load() != static_cast<int>(Phase::kArmed) &&
@@ -192,6 +194,8 @@ void load_torch_plugin() {
   std::snprintf(note, sizeof(note), "torch plugin loaded: built for and running torch %s", running);
   set_process_identity(-1, -1, -1, running, note);
 }
+
+namespace {
 
 using DlopenFn = void* (*)(const char*, int);
 DlopenFn real_dlopen() {

@@ -345,6 +345,8 @@ bool active() {
   return g_phase.load(std::memory_order_acquire) == static_cast<int>(Phase::kRunning);
 }
 
+const char* trace_path() { return active() ? g_trace_path : ""; }
+
 uint64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

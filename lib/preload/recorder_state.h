@@ -23,6 +23,9 @@ std::atomic<int>& phase();
 // Thread-local flag read by ReentryGuard; the writer thread keeps it set.
 bool& in_recorder();
 
+// The trace file being written; empty before it is opened.
+const char* trace_path();
+
 // Module records for every loaded object not reported yet.
 void emit_new_modules(ThreadWriter& w);
 
@@ -30,6 +33,10 @@ void emit_new_modules(ThreadWriter& w);
 // built for the running torch in MEMLIFE_PLUGIN_CACHE); empty before and
 // when none was. Its CUDA allocator tracker sits next to it.
 const char* loaded_torch_plugin();
+
+// Loads the torch plugin once libtorch is in the process (the dlopen hook
+// calls it; memlife_attach does for a torch loaded before the recorder).
+void load_torch_plugin();
 
 // Called by the preload layer.
 void init_from_environment();

@@ -10,7 +10,8 @@ from __future__ import annotations
 import ctypes
 import warnings
 
-__all__ = ["active", "mark_step", "mark", "expect_freed", "census", "flush", "install_hooks"]
+__all__ = ["active", "mark_step", "mark", "expect_freed", "census", "flush", "install_hooks",
+           "record", "Recording", "command"]
 
 
 class _Api:
@@ -33,6 +34,13 @@ class _Api:
         except (OSError, AttributeError):
             return
         self.lib = lib
+        try:
+            lib.memlife_attach.argtypes = []
+            lib.memlife_attach.restype = ctypes.c_int
+            lib.memlife_trace_path.argtypes = []
+            lib.memlife_trace_path.restype = ctypes.c_char_p
+        except AttributeError:  # a recorder older than memlife.record()
+            pass
         try:
             fn = lib.memlife_work_wait
             fn.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t]
@@ -222,6 +230,7 @@ def _install_exit_census() -> bool:
 
 
 from memlife import _holders  # noqa: E402  (needs _api above)
+from memlife._record import Recording, command, record  # noqa: E402,F401
 
 
 def _install_holder_walk() -> bool:

@@ -1,6 +1,7 @@
 """memlife run: refusals before launch, exit statuses, signal forwarding,
 the recorder environment and the per-process summary. --lib-dir names the
 folder holding libmemlife_preload.so (a stand-in or the real recorder)."""
+import json
 import os
 import re
 import signal
@@ -176,6 +177,25 @@ class RunTest(unittest.TestCase):
             self.assertEqual(env["MEMLIFE_TORCH_PLUGIN"], plugin)
         else:
             self.assertNotIn("MEMLIFE_TORCH_PLUGIN", env)
+
+    def test_print_environment_runs_nothing_and_prints_what_a_run_gives(self):
+        marker = os.path.join(self.tmp.name, "ran")
+        env = dict(self.env)
+        env.pop("MEMLIFE_BIN", None)
+        result = self.memlife_run("-o", self.out, "--stacks", "all", "--print-environment", "--",
+                                  sh_path(), "-c", "touch " + marker, env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertFalse(os.path.exists(marker))
+        printed = json.loads(result.stdout)
+        self.assertEqual(printed["preload"], os.path.join(os.path.realpath(ARGS.lib_dir),
+                                                          "libmemlife_preload.so"))
+        self.assertEqual(printed["output_dir"], os.path.realpath(self.out))
+        child = self.child_environment("--stacks", "all")
+        for name, value in printed["environment"].items():
+            if name != "MEMLIFE_RUN_ID":
+                self.assertEqual(child.get(name), value, name)
+        self.assertEqual(os.path.realpath(printed["environment"]["MEMLIFE_BIN"]),
+                         os.path.realpath(ARGS.memlife))
 
     def test_default_settings_and_fresh_run_ids(self):
         first = self.child_environment()

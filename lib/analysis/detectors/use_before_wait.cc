@@ -153,6 +153,7 @@ class UseBeforeWait final : public Detector {
         read.issued_seq = x->issued_seq;
         read.storages[x->storage_id ? x->storage_id : x->tensor_id] = x->bytes;
         steps.push_back(x->at.step);
+        f.seen_seq = std::max(f.seen_seq, x->at.seq);
         std::string read_key = std::string(m.str(x->op_string)) + "|" + stacks.key(x->stack_id);
         if (std::find(read_keys.begin(), read_keys.end(), read_key) == read_keys.end()) {
           read_keys.push_back(std::move(read_key));

@@ -67,6 +67,7 @@ std::vector<std::unique_ptr<Detector>> make_all_detectors(const AnalysisOptions&
   all.push_back(make_unexplained_holder_detector(o));
   all.push_back(make_expect_freed_detector(o));
   all.push_back(make_leaked_at_exit_detector(o));
+  all.push_back(make_leaked_by_block_detector(o));
   return all;
 }
 

@@ -1,0 +1,81 @@
+# Issue 14: in-process recording. memlife.record() on real frameworks (HF
+# transformers, torchvision) under the pytest plugin's --memlife-in-process:
+# each leaky test fails with one leaked_by_block naming its line and holder,
+# each clean one passes, and a block after a leaky one does not inherit its
+# leak. Also: an incomplete in-process recording fails the block, and the
+# block marks' labels are the ones include/memlife/memlife.h documents.
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+SOURCE = pathlib.Path(os.environ.get("MEMLIFE_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
+CASES = pathlib.Path(__file__).parent / "record_cases" / "test_frameworks.py"
+
+
+def environment():
+    assert os.environ.get("MEMLIFE_BIN"), "MEMLIFE_BIN must name the memlife to test"
+    env = dict(os.environ, PYTHONPATH=str(SOURCE / "python"), OMP_NUM_THREADS="1")
+    for name in ("LD_PRELOAD", "MEMLIFE_OUTPUT_DIR", "MEMLIFE_TORCH_PLUGIN"):
+        env.pop(name, None)
+    return env
+
+
+def line_of(marker):
+    for n, text in enumerate(CASES.read_text().splitlines(), 1):
+        if marker in text:
+            return n
+    raise AssertionError(marker)
+
+
+def test_frameworks_in_process(tmp_path):
+    junit = tmp_path / "junit.xml"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "memlife.pytest_plugin",
+                           "-p", "no:cacheprovider", "--memlife-in-process",
+                           f"--junitxml={junit}", str(CASES)],
+                          cwd=tmp_path, env=environment(), capture_output=True, text=True,
+                          timeout=900)
+    log = proc.stdout[-6000:] + proc.stderr[-3000:]
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    failed = {name for name, c in cases.items() if c.find("failure") is not None}
+    assert failed == {"test_gpt2_eval_keeps_logits", "test_resnet_probe_keeps_features"}, log
+    assert not any(c.find("skipped") is not None or c.find("error") is not None
+                   for c in cases.values()), log
+    assert len(cases) == 6, log
+    for name, marker, holder in (
+            ("test_gpt2_eval_keeps_logits", "LEAK-LINE logits", "test_frameworks._ALL_LOGITS[*]"),
+            ("test_resnet_probe_keeps_features", "LEAK-LINE features",
+             "test_frameworks._FEATURES[*]")):
+        failure = cases[name].find("failure")
+        text = failure.text or failure.get("message", "")
+        assert "1 finding(s)" in text and text.count("leaked_by_block:") == 1, text
+        assert f"held by {holder}, stored at {CASES}:{line_of(marker)}" in text, text
+
+
+def test_incomplete_recording_fails_the_block(tmp_path):
+    env = environment()
+    env["MEMLIFE_TORCH_PLUGIN"] = ""  # the user turned the torch plugin off
+    script = ("import torch, memlife\n"
+              "with memlife.record() as r:\n"
+              "    kept = torch.ones(1000)\n"
+              "print('ERRORS', r.errors)\n"
+              "try:\n"
+              "    r.assert_no_leaks()\n"
+              "except AssertionError as e:\n"
+              "    print('RAISED', e)\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "incomplete recording: torch_plugin_not_loaded" in proc.stdout, proc.stdout
+    assert "RAISED memlife: block 1" in proc.stdout, proc.stdout
+
+
+def test_block_labels_are_the_documented_ones():
+    header = (SOURCE / "include" / "memlife" / "memlife.h").read_text()
+    defined = dict(re.findall(r'#define (MEMLIFE_BLOCK_\w+_PREFIX) "([^"]*)"', header))
+    sys.path.insert(0, str(SOURCE / "python"))
+    from memlife import _record
+    assert defined == {"MEMLIFE_BLOCK_BEGIN_PREFIX": _record.BLOCK_BEGIN_PREFIX,
+                       "MEMLIFE_BLOCK_END_PREFIX": _record.BLOCK_END_PREFIX}
