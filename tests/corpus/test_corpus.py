@@ -10,6 +10,8 @@ the holder named.
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,42 @@ def test_leak_program_gives_its_one_finding(name):
         # stores x.item() or str(e), keeps nothing).
         assert stored <= holds, f"stored_at {sorted(stored)} names lines beside {sorted(holds)}"
         assert "stored at" in f["message"], f["message"]
+
+
+def test_programs_inside_record_blocks(tmp_path):
+    """Issue 14: the same programs, each inside its own memlife.record()
+    block of one process (a leak program's fixed twin right after it), as a
+    test suite recording in-process would run them: each clean program has
+    no finding and no warning, each leak program its one finding with the
+    bytes it measures; no block inherits what an earlier one left."""
+    memlife_bin = _memlife()
+    programs = sorted((p for p in {**CLEAN, **LEAKY}.values()
+                       if p.launcher == run_corpus.PYTHON_LAUNCH), key=lambda p: p.name)
+    listing = [{"name": p.name, "path": str(p.path), "args": list(p.args),
+                "truth": str(tmp_path / f"{p.name}.truth.json")} for p in programs]
+    (tmp_path / "programs.json").write_text(json.dumps(listing))
+    source = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, MEMLIFE_BIN=str(memlife_bin), OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([str(source / "python"),
+                                           str(source / "tests" / "corpus" / "leaky")]))
+    for name in ("LD_PRELOAD", "MEMLIFE_OUTPUT_DIR"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "record_blocks.py"),
+                           str(tmp_path / "programs.json")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = {r["name"]: r for r in (json.loads(line.split(" ", 1)[1])
+                                      for line in proc.stdout.splitlines()
+                                      if line.startswith("MEMLIFE-BLOCK "))}
+    assert sorted(results) == [p.name for p in programs], proc.stderr[-4000:]
+    for p in programs:
+        r = results[p.name]
+        described = [f"{f['kind']} {f['bytes']} B: {f['message']}" for f in r["findings"]]
+        assert r["warnings"] == [], (p.name, r["warnings"])
+        if not p.expect:
+            assert r["findings"] == [], (p.name, described)
+            continue
+        assert [f["kind"] for f in r["findings"]] == [p.expect], (p.name, described)
+        truth = json.loads((tmp_path / f"{p.name}.truth.json").read_text())["bytes"]
+        got = r["findings"][0]["bytes"]
+        assert abs(got - truth) <= BYTES_TOLERANCE * truth, (p.name, got, truth)

@@ -6,7 +6,10 @@
 // block left behind (a global list, a cache, a hook, a view), and the
 // holder walk names it. One finding per allocation site; memory another
 // finding explains (a residual view, an unwaited collective) goes to that
-// finding instead (attribution).
+// finding instead (attribution). Memory an import made (a module-level
+// constant of a library the block imported first, torchmetrics'
+// `_EPS_SMOOTHING = tensor(1e-16)`) is the module's state for the rest of
+// the process, as any later import would find it: not the block's leak.
 #include <algorithm>
 #include <map>
 
@@ -14,6 +17,17 @@
 
 namespace memlife::analysis {
 namespace {
+
+// Whether the allocation ran inside an import: CPython's import machinery
+// is on its Python stack.
+bool made_by_an_import(const Model& m, uint64_t stack_id) {
+  const format::Stack* stack = m.tables.stack(stack_id);
+  if (stack == nullptr) return false;
+  for (uint64_t id : stack->python_frames)
+    if (const format::PythonFrame* frame = m.tables.frame(id))
+      if (m.str(frame->file_string).rfind("<frozen importlib", 0) == 0) return true;
+  return false;
+}
 
 class LeakedByBlock final : public Detector {
  public:
@@ -26,7 +40,7 @@ class LeakedByBlock final : public Detector {
     };
     std::map<std::string, Site> sites;
     for (const auto& [address, a] : m.allocations) {
-      if (a.at.seq <= m.block_begin.seq) continue;
+      if (a.at.seq <= m.block_begin.seq || made_by_an_import(m, a.stack_id)) continue;
       Site& s = sites[stacks.key(a.stack_id)];
       s.allocations.push_back(&a);
       s.bytes += a.bytes;
