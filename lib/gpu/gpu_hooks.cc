@@ -53,6 +53,11 @@ void at_start() {
   if (!g_injection_ours.load() && loaded("libcuda.so")) attach_cupti();
 }
 
+void at_attach() {
+  if (loaded("libc10_cuda")) g_c10_cuda.store(true, std::memory_order_release);
+  if (loaded("libcuda.so")) attach_cupti();
+}
+
 void on_library_loaded(const char* file) {
   if (!g_c10_cuda.load(std::memory_order_relaxed) && loaded("libc10_cuda")) {
     g_c10_cuda.store(true, std::memory_order_release);

@@ -13,6 +13,11 @@ namespace memlife::gpu {
 // Recorder start (the preload's constructor): arranges for CUPTI to be
 // attached when the CUDA driver initialises.
 void at_start();
+// The recorder was loaded into a running process (memlife_attach): what
+// the dlopen hook would have noticed is already loaded, and a CUDA driver
+// already initialised will not call the injection hook; CUPTI is attached
+// now when libcuda is in the process.
+void at_attach();
 // After every successful dlopen: notices CUDA, NCCL and c10_cuda libraries.
 void on_library_loaded(const char* file);
 

@@ -1,6 +1,7 @@
 // The C API of include/memlife/memlife.h.
 #include <cstring>
 
+#include "gpu/gpu_hooks.h"
 #include "memlife/memlife.h"
 #include "preload/recorder_state.h"
 
@@ -123,6 +124,7 @@ int memlife_attach(void) {
   ReentryGuard guard;
   if (!guard.entered() || memlife_active() == 0) return -1;
   load_torch_plugin();
+  gpu::at_attach();
   ThreadWriter* w = current_thread_writer();
   if (w == nullptr) return -1;
   emit_new_modules(*w);

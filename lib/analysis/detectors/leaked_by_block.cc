@@ -29,52 +29,115 @@ bool made_by_an_import(const Model& m, uint64_t stack_id) {
   return false;
 }
 
+// What keeps a holder path's memory: the path up to its first container
+// key or autograd/exception link (`__main__._KEEP[3].grad_fn<...>._saved_x`
+// -> `__main__._KEEP`): one leak, however many sites fed it.
+std::string container_of(const std::string& path) {
+  size_t cut = path.find('[');
+  for (const char* link : {".grad_fn", ".grad", ".__traceback__", ".__context__"})
+    cut = std::min(cut, path.find(link));
+  return path.substr(0, cut);
+}
+
+// Device memory no tensor ever named: the CUDA libraries' workspaces
+// (cuBLAS takes one per handle and stream from torch's allocator on its
+// first matmul and keeps it) and the allocator's own, not the block's.
+bool library_buffer(const Allocation& a) { return a.device >= 0 && a.storage_id == 0; }
+
 class LeakedByBlock final : public Detector {
  public:
   void finish(const Model& m, bool truncated, StackResolver& stacks,
               std::vector<Finding>& out) override {
     if (m.block == 0 || truncated || !m.block_ended) return;
     struct Site {
+      uint64_t stack_id = 0, bytes = 0;
+    };
+    struct Leak {
       std::vector<const Allocation*> allocations;
+      std::map<std::string, Site> sites;
       uint64_t bytes = 0;
     };
-    std::map<std::string, Site> sites;
+    // A leak is what one holder keeps; memory no walk named joins the leak
+    // its allocation site fed, else is a leak of its own site.
+    std::map<std::string, Leak> leaks;
+    std::map<std::string, std::string> leak_of_site;
+    std::vector<const Allocation*> unnamed;
+    const auto add = [&](const std::string& leak_key, const std::string& site_key,
+                         const Allocation& a) {
+      Leak& l = leaks[leak_key];
+      l.allocations.push_back(&a);
+      l.bytes += a.bytes;
+      Site& site = l.sites[site_key];
+      site.stack_id = site.stack_id ? site.stack_id : a.stack_id;
+      site.bytes += a.bytes;
+    };
     for (const auto& [address, a] : m.allocations) {
-      if (a.at.seq <= m.block_begin.seq || made_by_an_import(m, a.stack_id)) continue;
-      Site& s = sites[stacks.key(a.stack_id)];
-      s.allocations.push_back(&a);
-      s.bytes += a.bytes;
-    }
-    for (auto& [key, s] : sites) {
-      std::sort(s.allocations.begin(), s.allocations.end(),
-                [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
-      const Allocation& first = *s.allocations.front();
-      Finding f;
-      f.kind = kLeakedByBlock;
-      f.severity = default_severity(f.kind);
-      f.bytes = s.bytes;
-      f.count = s.allocations.size();
-      f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, first.at.time_ns);
-      nlohmann::json list = nlohmann::json::array();
-      for (const Allocation* a : s.allocations) {
-        f.retains.push_back({a->at.seq, a->bytes});
-        if (list.size() < 64)
-          list.push_back({{"address", a->address},
-                          {"bytes", a->bytes},
-                          {"device", a->device},
-                          {"storage_id", a->storage_id}});
+      if (a.at.seq <= m.block_begin.seq || made_by_an_import(m, a.stack_id) || library_buffer(a))
+        continue;
+      auto holder = m.holder_of_alloc.find(a.at.seq);
+      if (holder == m.holder_of_alloc.end()) {
+        unnamed.push_back(&a);
+        continue;
       }
-      f.evidence["block"] = m.block;
-      f.evidence["allocations"] = std::move(list);
-      f.evidence["stacks"] = nlohmann::json::array({stacks.frames(first.stack_id)});
-      f.evidence["stack_roles"] = {"allocation"};
-      f.evidence["steps"] = nlohmann::json::array({first.at.step});
-      const std::string line = stacks.user_line(first.stack_id);
-      f.message = std::to_string(f.count) + " allocation(s), " + format_bytes(f.bytes) +
-                  ", made inside memlife.record() block " + std::to_string(m.block) +
-                  (line.empty() ? "" : " at " + line) + ", still allocated at its end";
-      out.push_back(std::move(f));
+      const std::string& site_key = stacks.key(a.stack_id);
+      const std::string leak_key = "held:" + container_of(holder->second.path);
+      leak_of_site.try_emplace(site_key, leak_key);
+      add(leak_key, site_key, a);
     }
+    for (const Allocation* a : unnamed) {
+      const std::string& site_key = stacks.key(a->stack_id);
+      auto fed = leak_of_site.find(site_key);
+      add(fed != leak_of_site.end() ? fed->second : "site:" + site_key, site_key, *a);
+    }
+    for (auto& [key, l] : leaks) out.push_back(finding(m, stacks, l.allocations, l.sites, l.bytes));
+  }
+
+ private:
+  template <typename Sites>
+  static Finding finding(const Model& m, StackResolver& stacks,
+                         std::vector<const Allocation*>& allocations, const Sites& sites,
+                         uint64_t bytes) {
+    std::sort(allocations.begin(), allocations.end(),
+              [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
+    std::vector<const typename Sites::mapped_type*> by_bytes;
+    for (const auto& [key, site] : sites) by_bytes.push_back(&site);
+    std::sort(by_bytes.begin(), by_bytes.end(),
+              [](const auto* x, const auto* y) { return x->bytes > y->bytes; });
+    Finding f;
+    f.kind = kLeakedByBlock;
+    f.severity = default_severity(f.kind);
+    f.bytes = bytes;
+    f.count = allocations.size();
+    const uint64_t first_ns = allocations.front()->at.time_ns;
+    f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, first_ns);
+    nlohmann::json list = nlohmann::json::array();
+    for (const Allocation* a : allocations) {
+      f.retains.push_back({a->at.seq, a->bytes});
+      if (list.size() < 64)
+        list.push_back({{"address", a->address},
+                        {"bytes", a->bytes},
+                        {"device", a->device},
+                        {"storage_id", a->storage_id}});
+    }
+    nlohmann::json stack_list = nlohmann::json::array();
+    nlohmann::json roles = nlohmann::json::array();
+    for (size_t i = 0; i < by_bytes.size() && i < 8; ++i) {
+      stack_list.push_back(stacks.frames(by_bytes[i]->stack_id));
+      roles.push_back("allocation");
+    }
+    f.evidence["block"] = m.block;
+    f.evidence["allocations"] = std::move(list);
+    f.evidence["stacks"] = std::move(stack_list);
+    f.evidence["stack_roles"] = std::move(roles);
+    f.evidence["steps"] = nlohmann::json::array({allocations.front()->at.step});
+    const std::string line = stacks.user_line(by_bytes.front()->stack_id);
+    const size_t others = by_bytes.size() - 1;
+    f.message = std::to_string(f.count) + " allocation(s), " + format_bytes(f.bytes) +
+                ", made inside memlife.record() block " + std::to_string(m.block) +
+                (line.empty() ? "" : " at " + line) +
+                (others ? " and " + std::to_string(others) + " other site(s)" : "") +
+                ", still allocated at its end";
+    return f;
   }
 };
 
