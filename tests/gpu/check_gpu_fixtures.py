@@ -147,6 +147,37 @@ for name in ("ds0.19.2_compile", "ds0.19.1_eager", "ds0.19.2_eager"):
     got = deepspeed_findings(name)
     expect(not got, f"deepspeed {name}: no finding, got {[(f['kind'], f['message'][:150]) for f in got]}")
 
+# memlife.record() on the H200 (scripts/device/record_block.sh): the recorder
+# loaded into a process whose CUDA was initialised, three blocks. Block 2
+# keeps 4 CUDA logits tensors; the program measured 134,217,728 B
+# (record_blocks.out.txt). Blocks 1 (the first cuBLAS calls) and 3 (an
+# AdamW loop) keep nothing.
+RECORD_BLOCK_KEPT = 134_217_728
+
+
+def block_findings(block):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([memlife, "analyze", str(traces / "record_blocks.mltrace"), "--block",
+                        str(block), "-o", out.name], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        report = json.load(open(out.name))
+        expect(report["warnings"] == [], f"record_blocks block {block}: {report['warnings']}")
+        return report["findings"]
+
+
+for block in (1, 3):
+    got = block_findings(block)
+    expect(not got, f"record_blocks block {block}: no finding, got {[f['message'] for f in got]}")
+got = block_findings(2)
+expect([(f["kind"], f["bytes"]) for f in got] == [("leaked_by_block", RECORD_BLOCK_KEPT)],
+       f"record_blocks block 2: one leaked_by_block of {RECORD_BLOCK_KEPT} B, got "
+       f"{[(f['kind'], f['bytes']) for f in got]}")
+if got:
+    held = got[0]["evidence"]["held_by"][0]
+    expect(held["path"] == "__main__.KEPT[*]" and
+           held["stored_at"][0].endswith("record_blocks_gpu.py:30"),
+           f"record_blocks block 2: held by __main__.KEPT[*] at the LEAK-LINE, got {held}")
+
 for f in failures:
     print("FAIL:", f)
 print("ok" if not failures else f"{len(failures)} failure(s)")
