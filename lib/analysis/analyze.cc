@@ -65,9 +65,14 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
     // after it is complete for the block.
     const std::string block = "memlife.record() block " + std::to_string(options.block);
     out.truncated = !model.block_ended;
-    if (!model.block_begun)
-      out.stop_reason = "no " + block + " in this trace";
-    else if (!model.block_ended)
+    if (!model.block_begun) {
+      // Asking for a block the program never ran is a mistake, not an
+      // incomplete recording.
+      out.error = out.path + ": no " + block + " (the trace has " +
+                  std::to_string(model.blocks_begun) + " block(s))";
+      return out;
+    }
+    if (!model.block_ended)
       out.stop_reason = block + " has no end mark (" +
                         (out.stop_reason.empty() ? "trace ends inside it" : out.stop_reason) + ")";
     else if (!out.damaged)

@@ -194,6 +194,7 @@ struct Model {
   uint64_t block = 0;
   When block_begin;
   bool block_begun = false, block_ended = false;
+  uint64_t blocks_begun = 0;  // begin marks of any block read
 
   std::string_view str(uint64_t id) const { return tables.str(id); }
   const Tensor* tensor(uint64_t id) const {

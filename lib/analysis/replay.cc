@@ -423,6 +423,7 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
   }
   if (r.kind == MarkKind::kLabel && m.block != 0) {
     const std::string_view label = m.str(r.label_string);
+    if (label.rfind(MEMLIFE_BLOCK_BEGIN_PREFIX, 0) == 0) ++m.blocks_begun;
     if (label == MEMLIFE_BLOCK_BEGIN_PREFIX + std::to_string(m.block)) {
       m.block_begun = true;
       m.block_begin = at;

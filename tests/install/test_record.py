@@ -79,3 +79,13 @@ def test_block_labels_are_the_documented_ones():
     from memlife import _record
     assert defined == {"MEMLIFE_BLOCK_BEGIN_PREFIX": _record.BLOCK_BEGIN_PREFIX,
                        "MEMLIFE_BLOCK_END_PREFIX": _record.BLOCK_END_PREFIX}
+
+
+def test_asking_for_a_block_the_trace_lacks_is_an_error():
+    trace = SOURCE / "traces" / "gpu" / "record_blocks.mltrace"  # three blocks (H200)
+    proc = subprocess.run([os.environ["MEMLIFE_BIN"], "analyze", str(trace), "--block", "9",
+                           "-o", os.devnull], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].endswith(
+        "record_blocks.mltrace: no memlife.record() block 9 (the trace has 3 block(s))"), lines
