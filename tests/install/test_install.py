@@ -198,3 +198,26 @@ def test_pytest_plugin_registered(request, installed, outside):
                  cwd=outside, env=clean_env(), timeout=120)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert "2 tests collected" in proc.stdout, proc.stdout
+
+
+def test_record_in_process(request, installed, outside):
+    """memlife.record() from the install: the recorder it loads into the
+    running process is the installed one, and the block's leak is found."""
+    script = outside / "block.py"
+    script.write_text(
+        "import torch, memlife\n"
+        "kept = []\n"
+        "with memlife.record() as rec:\n"
+        "    kept.append(torch.ones(1 << 20))\n"
+        "maps = open('/proc/self/maps').read().split()\n"
+        "print('PRELOAD', next(p for p in maps if p.endswith('libmemlife_preload.so')))\n"
+        "print('FINDINGS', [(f['kind'], f['bytes']) for f in rec.findings])\n")
+    env = clean_env()
+    if "prefix" in request.node.name:  # no pip: the user puts the module on the path
+        env.update(PYTHONPATH=str(installed.root / "share" / "memlife" / "python"),
+                   MEMLIFE_BIN=installed.memlife)
+    proc = timed([installed.python, str(script)], cwd=outside, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    assert pathlib.Path(out["PRELOAD"]).resolve().is_relative_to(installed.root.resolve()), out
+    assert out["FINDINGS"] == "[('leaked_by_block', 4194304)]", out
