@@ -1,5 +1,5 @@
 # Issue 4 (a)-(d): real CPU PyTorch programs under `memlife run`.
-from conftest import line_of, of_kind, stack_has_line
+from conftest import HERE, _bin, line_of, of_kind, stack_has_line
 
 FAILING = {"residual_view", "unwaited_collective", "use_before_wait", "step_growth", "expect_freed"}
 
@@ -174,3 +174,31 @@ def test_owner_death_then_view_freed_steps_later(traced, monkeypatch):
 def test_owner_death_clean_counterparts(traced, mode):
     report = traced("owner_death.py", mode)
     assert report["findings"] == [], [f["message"] for f in report["findings"]]
+
+
+@pytest.mark.parametrize("mode", ["keep", "release"])
+def test_cxx_registry_named_as_the_holder(tmp_path, mode):
+    # What an extension's C++ registry keeps, no Python reference reaching
+    # it: the block's leak names the custom op whose tensor holds it.
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, MEMLIFE_BIN=_bin("MEMLIFE_BIN"), OMP_NUM_THREADS="1",
+               PYTHONPATH=str(HERE.parents[2] / "python"))
+    for name in ("LD_PRELOAD", "MEMLIFE_OUTPUT_DIR"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, str(HERE / "registry_block.py"), _test_ops_lib(), mode],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["warnings"] == [], result["warnings"]
+    if mode == "release":
+        assert result["findings"] == [], [f["message"] for f in result["findings"]]
+        return
+    (f,) = result["findings"]
+    assert f["kind"] == "leaked_by_block" and f["bytes"] == 1_240_000, f["message"]
+    assert "held by a tensor made inside memlife_test::gather (C++" in f["message"], f["message"]
+    held = f["evidence"]["held_in_cxx"]
+    assert held and held[0]["made_in_op"] == "memlife_test::gather", held
+    assert stack_has_line(held[0]["stack"], "registry_block.py", line_of("registry_block.py", "GATHER_LINE"))
