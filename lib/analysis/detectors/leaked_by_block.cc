@@ -140,6 +140,7 @@ class LeakedByBlock final : public Detector {
     std::sort(allocations.begin(), allocations.end(),
               [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
     std::vector<const typename Sites::mapped_type*> by_bytes;
+    by_bytes.reserve(sites.size());
     for (const auto& [key, site] : sites) by_bytes.push_back(&site);
     std::sort(by_bytes.begin(), by_bytes.end(),
               [](const auto* x, const auto* y) { return x->bytes > y->bytes; });
