@@ -74,6 +74,17 @@ class OutputsTest(unittest.TestCase):
         with open(json_report) as f:
             json.load(f)  # still the report
 
+    def test_lost_records_fail_the_gate_with_one_line(self):
+        # Issue 14: the made trace's lost record (5 records dropped, as when
+        # the recorder could not map buffer memory) makes the recording
+        # incomplete: check exits 2 naming it; accepted, it gates on findings.
+        r = memlife("check", self.trace)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        lines = [l for l in r.stderr.decode().splitlines() if "incomplete recording" in l]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("incomplete recording: records_lost: 5 records lost", lines[0])
+        self.assertNotEqual(memlife("check", self.trace, "--accept-incomplete").returncode, 2)
+
     def test_analyze_at_a_terminal_writes_the_table_and_a_report_file(self):
         # Issue 16: no screenful of JSON on a terminal; a pipe still gets it.
         import pty
