@@ -70,12 +70,14 @@ def _attach(output_dir):
         raise RuntimeError("memlife.record(): import torch before the first block (the recorder "
                            "attaches to the torch this process runs)")
     out = output_dir or tempfile.mkdtemp(prefix="memlife-record-")
+    # Its messages (building the torch plugin for this torch, once, takes a
+    # few minutes and says so) go to this process's stderr.
     printed = subprocess.run(
         [_require_command(), "run", "--print-environment", "-o", out, "--", sys.executable],
-        capture_output=True, text=True)
+        stdout=subprocess.PIPE, text=True)
     if printed.returncode != 0:
-        raise RuntimeError("memlife.record(): `memlife run --print-environment` failed: "
-                           + printed.stderr.strip())
+        raise RuntimeError("memlife.record(): `memlife run --print-environment` failed "
+                           f"(exit {printed.returncode}; its message is above)")
     setup = json.loads(printed.stdout)
     for name, value in setup["environment"].items():
         # This process already runs Python with memlife imported; children
