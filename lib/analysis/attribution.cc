@@ -167,4 +167,38 @@ void name_holders(std::vector<Finding>& findings,
   }
 }
 
+void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResolver& stacks) {
+  std::unordered_map<uint64_t, const Census::Entry*> at_census;  // storage id -> entry
+  for (const Census::Entry& e : m.census.storages) at_census[e.storage_id] = &e;
+  if (at_census.empty()) return;
+  std::unordered_map<uint64_t, uint64_t> storage_of_alloc;  // live allocation seq -> storage
+  for (const auto& [address, a] : m.allocations)
+    if (a.storage_id != 0) storage_of_alloc[a.at.seq] = a.storage_id;
+  for (Finding& f : findings) {
+    if ((f.kind != kStepGrowth && f.kind != kLeakedByBlock && f.kind != kExpectFreed) ||
+        f.evidence.contains("held_by"))
+      continue;
+    nlohmann::json held = nlohmann::json::array();
+    std::string op;
+    for (const Finding::Retained& r : f.retains) {
+      auto storage = storage_of_alloc.find(r.alloc_seq);
+      if (storage == storage_of_alloc.end()) continue;
+      auto entry = at_census.find(storage->second);
+      if (entry == at_census.end()) continue;
+      for (const format::CensusHolder& h : entry->second->holders) {
+        const Tensor* t = m.tensor(h.tensor_id);
+        if (t == nullptr || t->made_in_op_string == 0 || held.size() >= 16) continue;
+        if (op.empty()) op = std::string(m.str(t->made_in_op_string));
+        held.push_back({{"tensor_id", h.tensor_id},
+                        {"op", std::string(m.str(t->op_string))},
+                        {"made_in_op", std::string(m.str(t->made_in_op_string))},
+                        {"stack", stacks.frames(t->stack_id)}});
+      }
+    }
+    if (held.empty()) continue;
+    f.evidence["held_in_cxx"] = std::move(held);
+    f.message += "; held in C++ by a tensor made inside " + op;
+  }
+}
+
 }  // namespace memlife::analysis

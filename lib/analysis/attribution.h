@@ -13,6 +13,7 @@
 
 #include "analysis/finding.h"
 #include "analysis/model.h"
+#include "analysis/stacks.h"
 
 namespace memlife::analysis {
 
@@ -35,5 +36,13 @@ HolderPath parse_holder_label(std::string_view label, uint64_t step);
 
 void name_holders(std::vector<Finding>& findings,
                   const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc);
+
+// For findings that say memory stayed (growth, a block's leak, a broken
+// expectation) and whose memory no Python path named: the tensors that
+// held it at the last census, when a custom (non-aten) op made them (an
+// extension's C++ registry, DeepCompile's gathered parameters), go to
+// evidence.held_in_cxx with the op and its Python call site, and the op
+// into the message.
+void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResolver& stacks);
 
 }  // namespace memlife::analysis

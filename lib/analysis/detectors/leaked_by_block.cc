@@ -12,7 +12,6 @@
 // the process, as any later import would find it: not the block's leak.
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 #include "analysis/detector.h"
 
@@ -47,14 +46,6 @@ bool library_buffer(const Allocation& a) { return a.device >= 0 && a.storage_id 
 
 class LeakedByBlock final : public Detector {
  public:
-  // The block's end census (the last one read): which tensors hold each
-  // storage, for memory no Python path reaches.
-  void on_census(const Model&, const Census& c) override {
-    holders_.clear();
-    for (const Census::Entry& e : c.storages)
-      for (const format::CensusHolder& h : e.holders) holders_[e.storage_id].push_back(h.tensor_id);
-  }
-
   void finish(const Model& m, bool truncated, StackResolver& stacks,
               std::vector<Finding>& out) override {
     if (m.block == 0 || truncated || !m.block_ended) return;
@@ -98,41 +89,10 @@ class LeakedByBlock final : public Detector {
       auto fed = leak_of_site.find(site_key);
       add(fed != leak_of_site.end() ? fed->second : "site:" + site_key, site_key, *a);
     }
-    for (auto& [key, l] : leaks) {
-      Finding f = finding(m, stacks, l.allocations, l.sites, l.bytes);
-      if (key.rfind("site:", 0) == 0) name_cxx_holders(m, stacks, l.allocations, f);
-      out.push_back(std::move(f));
-    }
+    for (auto& [key, l] : leaks) out.push_back(finding(m, stacks, l.allocations, l.sites, l.bytes));
   }
 
  private:
-  // Memory no Python path reaches, held by tensors a custom op made (an
-  // extension's registry, DeepCompile's gathered parameters): named as
-  // such, with the op and where Python called it.
-  void name_cxx_holders(const Model& m, StackResolver& stacks,
-                        const std::vector<const Allocation*>& allocations, Finding& f) const {
-    nlohmann::json held = nlohmann::json::array();
-    std::string op;
-    for (const Allocation* a : allocations) {
-      auto it = holders_.find(a->storage_id);
-      if (it == holders_.end()) continue;
-      for (uint64_t tensor_id : it->second) {
-        const Tensor* t = m.tensor(tensor_id);
-        if (t == nullptr || t->made_in_op_string == 0 || held.size() >= 16) continue;
-        if (op.empty()) op = std::string(m.str(t->made_in_op_string));
-        held.push_back({{"tensor_id", tensor_id},
-                        {"op", std::string(m.str(t->op_string))},
-                        {"made_in_op", std::string(m.str(t->made_in_op_string))},
-                        {"stack", stacks.frames(t->stack_id)}});
-      }
-    }
-    if (held.empty()) return;
-    f.evidence["held_in_cxx"] = std::move(held);
-    f.message += "; held by a tensor made inside " + op + " (C++: no Python reference reaches it)";
-  }
-
-  std::unordered_map<uint64_t, std::vector<uint64_t>> holders_;  // storage -> tensors
-
   template <typename Sites>
   static Finding finding(const Model& m, StackResolver& stacks,
                          std::vector<const Allocation*>& allocations, const Sites& sites,

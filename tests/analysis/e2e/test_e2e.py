@@ -198,7 +198,24 @@ def test_cxx_registry_named_as_the_holder(tmp_path, mode):
         return
     (f,) = result["findings"]
     assert f["kind"] == "leaked_by_block" and f["bytes"] == 1_240_000, f["message"]
-    assert "held by a tensor made inside memlife_test::gather (C++" in f["message"], f["message"]
+    assert f["message"].endswith("; held in C++ by a tensor made inside memlife_test::gather"), f["message"]
     held = f["evidence"]["held_in_cxx"]
     assert held and held[0]["made_in_op"] == "memlife_test::gather", held
     assert stack_has_line(held[0]["stack"], "registry_block.py", line_of("registry_block.py", "GATHER_LINE"))
+
+
+@pytest.mark.parametrize("mode", ["keep", "release"])
+def test_cxx_registry_growth_names_the_op(traced, mode):
+    # Growth that only an extension's C++ registry holds: step_growth names
+    # the custom op whose tensors hold it and where Python called it.
+    report = traced("registry_growth.py", _test_ops_lib(), mode)
+    if mode == "release":
+        assert report["findings"] == [], [f["message"] for f in report["findings"]]
+        return
+    (f,) = report["findings"]
+    assert f["kind"] == "step_growth", f["message"]
+    assert "held_by" not in f["evidence"], f["evidence"]["held_by"]
+    assert f["message"].endswith("; held in C++ by a tensor made inside memlife_test::gather"), f["message"]
+    held = f["evidence"]["held_in_cxx"]
+    assert held and {h["made_in_op"] for h in held} == {"memlife_test::gather"}, held
+    assert stack_has_line(held[0]["stack"], "registry_growth.py", line_of("registry_growth.py", "GATHER_LINE"))
