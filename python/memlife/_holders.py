@@ -466,13 +466,30 @@ class _AfterOptimizerImport:
         return spec
 
 
+def _enabled() -> bool:
+    return os.environ.get("MEMLIFE_HOLDERS", "1") != "0"
+
+
+def walk_into(lib) -> None:
+    """One walk now, its paths written to the trace (memlife_holder); does
+    nothing when holders are off or torch is not loaded, and never raises
+    (the program's behaviour must not change)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not _enabled():
+        return
+    try:
+        walk(torch, lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace")))
+    except Exception:
+        pass
+
+
 def install(lib) -> bool:
     """Registers the step and exit walks once torch.optim is loaded; True
     when they are in place or will be."""
     global _installed
     if _installed:
         return True
-    if os.environ.get("MEMLIFE_HOLDERS", "1") == "0":
+    if not _enabled():
         return False
     module = sys.modules.get(_OPTIMIZER_MODULE)
     register = getattr(module, "register_optimizer_step_post_hook", None)
@@ -482,29 +499,15 @@ def install(lib) -> bool:
         return True
     import atexit
 
-    torch = sys.modules["torch"]
-
-    def emit(ptr, path):
-        lib.memlife_holder(ptr, path.encode("utf-8", "replace"))
-
     steps = [0]
 
     def after_step(optimizer, args, kwargs):
         steps[0] += 1
         n = steps[0]
         if n & (n - 1) == 0:  # 1, 2, 4, 8, ...: log-many walks
-            try:
-                walk(torch, emit)
-            except Exception:
-                pass
-
-    def at_exit():
-        try:
-            walk(torch, emit)
-        except Exception:
-            pass
+            walk_into(lib)
 
     register(after_step)
-    atexit.register(at_exit)
+    atexit.register(walk_into, lib)
     _installed = True
     return True

@@ -96,17 +96,6 @@ def _attach(output_dir):
     return _attached_dir
 
 
-def _walk_holders(lib):
-    torch = sys.modules.get("torch")
-    if torch is None or os.environ.get("MEMLIFE_HOLDERS", "1") == "0":
-        return
-    try:
-        memlife._holders.walk(torch, lambda ptr, path: lib.memlife_holder(
-            ptr, path.encode("utf-8", "replace")))
-    except Exception:  # never change the program's behaviour
-        pass
-
-
 class Recording:
     """One recorded block: ``with memlife.record() as rec: ...``.
 
@@ -142,7 +131,7 @@ class Recording:
         # the block's frames: drop them from this frame before collecting.
         exc = tb = None
         gc.collect()
-        _walk_holders(lib)
+        memlife._holders.walk_into(lib)
         lib.memlife_census()
         lib.memlife_mark((BLOCK_END_PREFIX + str(self.block)).encode())
         lib.memlife_flush()
