@@ -18,6 +18,8 @@ struct RunOptions {
   // The `memlife run` flags of kRecorderOptions, by name (defaults filled).
   std::map<std::string, std::string> recorder = recorder_flag_defaults();
   std::vector<std::string> command;
+  // --print-environment: print what the command would get, run nothing.
+  bool print_environment = false;
 
   static std::map<std::string, std::string> recorder_flag_defaults() {
     std::map<std::string, std::string> values;

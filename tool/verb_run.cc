@@ -51,7 +51,7 @@ void print_environment(const RecorderLibraries& libs, const std::string& output_
   std::cout << out.dump(2) << "\n";
 }
 
-int run(RunOptions options, bool only_print_environment) {
+int run(RunOptions options) {
   std::string error;
   if (options.output_dir.empty()) options.output_dir = default_output_dir();
   // Every refusal happens before the command starts: a half-started
@@ -100,7 +100,7 @@ int run(RunOptions options, bool only_print_environment) {
   const std::string run_id = new_run_id();
   const EnvVars env = recorder_environment(libs, layout->python_dir, *output_dir, run_id, options,
                                            std::getenv("LD_PRELOAD"));
-  if (only_print_environment) {
+  if (options.print_environment) {
     print_environment(libs, *output_dir, env);
     return 0;
   }
@@ -122,7 +122,6 @@ int run(RunOptions options, bool only_print_environment) {
 
 void register_run_verb(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
-  auto only_print_environment = std::make_shared<bool>(false);
   CLI::App* verb = app.add_subcommand("run", "Run a command under the memlife recorder");
   verb->add_option("-o,--output", options->output_dir,
                    "Directory for the traces (default: memlife-<YYYYmmdd-HHMMSS>)");
@@ -138,15 +137,15 @@ void register_run_verb(CLI::App& app) {
             o.choices != nullptr ? std::string(o.choices) : std::string("INT"), o.name))
         ->capture_default_str();
   }
-  verb->add_flag("--print-environment", *only_print_environment,
+  verb->add_flag("--print-environment", options->print_environment,
                  "Run nothing: print, as JSON, the recorder library and the environment the "
                  "command would get (memlife.record() loads the recorder with it)");
   // After "--" every word is the command's, even ones that look like
   // memlife options.
   verb->add_option("command", options->command, "The command to run and its arguments, after --");
   verb->footer("Example: memlife run -o traces -- python train.py --lr 0.1");
-  verb->callback([options, only_print_environment] {
-    if (int code = run(*options, *only_print_environment); code != 0) throw ExitWith{code};
+  verb->callback([options] {
+    if (int code = run(*options); code != 0) throw ExitWith{code};
   });
 }
 
