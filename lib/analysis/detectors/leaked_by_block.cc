@@ -4,8 +4,8 @@
 // mark, which the Python side writes after a garbage collection and a
 // holder walk, so what is still allocated there is held by something the
 // block left behind (a global list, a cache, a hook, a view), and the
-// holder walk names it. One finding per allocation site; memory another
-// finding explains (a residual view, an unwaited collective) goes to that
+// holder walk names it. One finding per holder (see container_of); memory
+// another finding explains (a residual view, an unwaited collective) goes to that
 // finding instead (attribution). Memory an import made (a module-level
 // constant of a library the block imported first, torchmetrics'
 // `_EPS_SMOOTHING = tensor(1e-16)`) is the module's state for the rest of
@@ -44,19 +44,21 @@ std::string container_of(const std::string& path) {
 // first matmul and keeps it) and the allocator's own, not the block's.
 bool library_buffer(const Allocation& a) { return a.device >= 0 && a.storage_id == 0; }
 
+struct Site {
+  uint64_t stack_id = 0, bytes = 0;
+};
+
+// What one holder keeps: its allocations, by the sites that made them.
+struct Leak {
+  std::vector<const Allocation*> allocations;
+  std::map<std::string, Site> sites;  // by stack key
+};
+
 class LeakedByBlock final : public Detector {
  public:
   void finish(const Model& m, bool truncated, StackResolver& stacks,
               std::vector<Finding>& out) override {
     if (m.block == 0 || truncated || !m.block_ended) return;
-    struct Site {
-      uint64_t stack_id = 0, bytes = 0;
-    };
-    struct Leak {
-      std::vector<const Allocation*> allocations;
-      std::map<std::string, Site> sites;
-      uint64_t bytes = 0;
-    };
     // A leak is what one holder keeps; memory no walk named joins the leak
     // its allocation site fed, else is a leak of its own site.
     std::map<std::string, Leak> leaks;
@@ -66,7 +68,6 @@ class LeakedByBlock final : public Detector {
                          const Allocation& a) {
       Leak& l = leaks[leak_key];
       l.allocations.push_back(&a);
-      l.bytes += a.bytes;
       Site& site = l.sites[site_key];
       site.stack_id = site.stack_id ? site.stack_id : a.stack_id;
       site.bytes += a.bytes;
@@ -89,30 +90,28 @@ class LeakedByBlock final : public Detector {
       auto fed = leak_of_site.find(site_key);
       add(fed != leak_of_site.end() ? fed->second : "site:" + site_key, site_key, *a);
     }
-    for (auto& [key, l] : leaks) out.push_back(finding(m, stacks, l.allocations, l.sites, l.bytes));
+    for (auto& [key, l] : leaks) out.push_back(finding(m, stacks, l));
   }
 
  private:
-  template <typename Sites>
-  static Finding finding(const Model& m, StackResolver& stacks,
-                         std::vector<const Allocation*>& allocations, const Sites& sites,
-                         uint64_t bytes) {
+  static Finding finding(const Model& m, StackResolver& stacks, Leak& leak) {
+    std::vector<const Allocation*>& allocations = leak.allocations;
     std::sort(allocations.begin(), allocations.end(),
               [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
-    std::vector<const typename Sites::mapped_type*> by_bytes;
-    by_bytes.reserve(sites.size());
-    for (const auto& [key, site] : sites) by_bytes.push_back(&site);
+    std::vector<const Site*> by_bytes;
+    by_bytes.reserve(leak.sites.size());
+    for (const auto& [key, site] : leak.sites) by_bytes.push_back(&site);
     std::sort(by_bytes.begin(), by_bytes.end(),
               [](const auto* x, const auto* y) { return x->bytes > y->bytes; });
     Finding f;
     f.kind = kLeakedByBlock;
     f.severity = default_severity(f.kind);
-    f.bytes = bytes;
     f.count = allocations.size();
     const uint64_t first_ns = allocations.front()->at.time_ns;
     f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, first_ns);
     nlohmann::json list = nlohmann::json::array();
     for (const Allocation* a : allocations) {
+      f.bytes += a->bytes;
       f.retains.push_back({a->at.seq, a->bytes});
       if (list.size() < 64)
         list.push_back({{"address", a->address},
