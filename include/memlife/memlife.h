@@ -81,6 +81,14 @@ MEMLIFE_API const char* memlife_trace_path(void);
 #define MEMLIFE_BLOCK_BEGIN_PREFIX "memlife.record begin "
 #define MEMLIFE_BLOCK_END_PREFIX "memlife.record end "
 
+/* Labels of the marks around each call of a DDP communication hook (the
+ * Python callable given to register_comm_hook, which DDP's reducer calls
+ * from C++ for every gradient bucket). The hook returns a future that the
+ * reducer waits in C++: a c10d collective issued between them is waited
+ * there, where memlife does not see it. */
+#define MEMLIFE_COMM_HOOK_BEGIN "memlife.comm_hook begin"
+#define MEMLIFE_COMM_HOOK_END "memlife.comm_hook end"
+
 /* Writes every buffered record to the trace file before returning. */
 MEMLIFE_API void memlife_flush(void);
 

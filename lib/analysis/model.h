@@ -178,8 +178,12 @@ struct Model {
   // The Python reference path that reached each allocation (by its
   // allocation sequence number) when the program's holders were walked.
   std::unordered_map<uint64_t, HolderPath> holder_of_alloc;
-  // c10d collectives C++ code issued and waited (issued_by_cxx).
+  // c10d collectives C++ code issued and waited (issued_by_cxx), or a DDP
+  // communication hook issued for the reducer to wait.
   uint64_t collectives_waited_in_cxx = 0;
+  // Calls of a DDP communication hook open on each recording stream
+  // (MEMLIFE_COMM_HOOK_BEGIN/END marks).
+  std::unordered_map<uint64_t, int> open_comm_hooks;
   Census census;  // the census being read; valid while in_census
   bool in_census = false;
   uint64_t last_time_ns = 0;

@@ -130,7 +130,7 @@ bool Replayer::on_record(const Record& r) {
       on_collective_wait(r.collective_wait, at);
       break;
     case RecordKind::kMark:
-      on_mark(r.mark, at);
+      on_mark(r.mark, at, r.header.stream_id);
       break;
     case RecordKind::kCensus:
       on_census(r.census, at);
@@ -330,7 +330,7 @@ void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const
   // Not async nor functional: it completed before the call returned.
   bool in_flight = r.flags & (kCollectiveAsync | kCollectiveFunctional);
   if (in_flight && !(r.flags & kCollectiveFunctional) && m.str(r.op_string).starts_with("c10d::") &&
-      issued_by_cxx(m, r.stack_id)) {
+      (issued_by_cxx(m, r.stack_id) || m.open_comm_hooks[thread] > 0)) {
     in_flight = false;
     ++m.collectives_waited_in_cxx;
   }
@@ -400,7 +400,7 @@ void Replayer::on_collective_wait(const format::CollectiveWaitRecord& r, const W
   if (matched) m.pending_collectives.erase(match);
 }
 
-void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
+void Replayer::on_mark(const format::MarkRecord& r, const When& at, uint64_t stream) {
   Model& m = model_;
   if (r.kind == MarkKind::kStep) {
     m.current_step = r.step;
@@ -421,6 +421,7 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
                                          parse_holder_label(m.str(r.label_string), r.step));
     return;
   }
+  if (r.kind == MarkKind::kLabel) note_comm_hook(m.str(r.label_string), stream);
   if (r.kind == MarkKind::kLabel && m.block != 0) {
     const std::string_view label = m.str(r.label_string);
     if (label.rfind(MEMLIFE_BLOCK_BEGIN_PREFIX, 0) == 0) ++m.blocks_begun;
@@ -432,6 +433,15 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at) {
     }
   }
   for (Detector* d : detectors_) d->on_mark(m, r, at);
+}
+
+void Replayer::note_comm_hook(std::string_view label, uint64_t stream) {
+  if (label == MEMLIFE_COMM_HOOK_BEGIN) {
+    ++model_.open_comm_hooks[stream];
+  } else if (label == MEMLIFE_COMM_HOOK_END) {
+    int& open = model_.open_comm_hooks[stream];
+    if (open > 0) --open;
+  }
 }
 
 void Replayer::on_tensor_death(const format::TensorDeathRecord& r, const When& at) {

@@ -27,7 +27,9 @@ class Replayer final : public format::RecordVisitor {
   void on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream);
   void on_collective_issue(const format::CollectiveIssueRecord& r, const When& at, uint64_t thread);
   void on_collective_wait(const format::CollectiveWaitRecord& r, const When& at);
-  void on_mark(const format::MarkRecord& r, const When& at);
+  void on_mark(const format::MarkRecord& r, const When& at, uint64_t stream);
+  // Counts the open calls of a DDP communication hook on `stream`.
+  void note_comm_hook(std::string_view label, uint64_t stream);
   void on_tensor_death(const format::TensorDeathRecord& r, const When& at);
   void on_census(const format::CensusRecord& r, const When& at);
   void on_census_storage(const format::CensusStorageRecord& r);

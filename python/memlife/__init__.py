@@ -208,6 +208,48 @@ def _install_set_rank() -> bool:
     return True
 
 
+# The labels of the marks around a DDP communication hook's call:
+# MEMLIFE_COMM_HOOK_BEGIN and MEMLIFE_COMM_HOOK_END of include/memlife/memlife.h
+# (a test compares).
+COMM_HOOK_BEGIN = "memlife.comm_hook begin"
+COMM_HOOK_END = "memlife.comm_hook end"
+
+
+def _install_comm_hook_marks() -> bool:
+    """Wraps the hook DDP.register_comm_hook hands to the reducer, so each of
+    its calls is marked: the reducer waits the future the hook returns in
+    C++, and the collectives issued inside are waited there."""
+    if not active():
+        return False
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return False
+    original = getattr(dist, "_register_comm_hook", None)
+    if original is None:  # torch built without distributed support
+        return True
+    if getattr(original, "_memlife_wrapped", False):
+        return True
+    mark = _api.lib.memlife_mark
+    begin, end = COMM_HOOK_BEGIN.encode(), COMM_HOOK_END.encode()
+
+    def register_comm_hook(reducer, state, hook):
+        def hook_marked(hook_state, bucket):
+            mark(begin)
+            try:
+                return hook(hook_state, bucket)
+            finally:
+                mark(end)
+
+        return original(reducer, state, hook_marked)
+
+    register_comm_hook._memlife_wrapped = True
+    register_comm_hook.__wrapped__ = original
+    register_comm_hook.__doc__ = original.__doc__
+    dist._register_comm_hook = register_comm_hook
+    return True
+
+
 _exit_census_registered = False
 
 
@@ -244,14 +286,15 @@ def _install_holder_walk() -> bool:
 
 def install_hooks() -> bool:
     """Installs the Python-side hooks: Work.wait (its C++ side fires no
-    RecordFunction), init_process_group (rank and world size), and a census
+    RecordFunction), init_process_group (rank and world size), marks around
+    DDP communication hooks (the reducer waits their collectives), and a census
     at interpreter exit (atexit, so before teardown). Called on import and
     by the autoload sitecustomize once torch.distributed is imported; call
     it again after importing torch.distributed when memlife came first.
     Returns True when every hook that applies is in place."""
     ok = True
     for install in (_install_holder_walk, _install_exit_census, _install_work_wait,
-                    _install_set_rank):
+                    _install_set_rank, _install_comm_hook_marks):
         try:
             ok = install() and ok
         except Exception:

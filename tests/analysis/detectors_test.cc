@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/replay.h"
+#include "memlife/memlife.h"
 #include "synthetic.h"
 
 namespace memlife::analysis::testing {
@@ -541,6 +542,30 @@ TEST(CollectiveWaits, CollectiveThatCxxIssuedIsNotJudged) {
   s.step(2);
   const ProcessAnalysis p = s.analyze();
   EXPECT_TRUE(p.findings.empty());
+  EXPECT_EQ(p.collectives_waited_in_cxx, 1u);
+}
+
+TEST(CollectiveWaits, CollectiveIssuedInsideADdpCommHookIsWaitedByTheReducer) {
+  // A DDP communication hook (default_hooks.fp16_compress_hook) issues an
+  // async all-reduce from Python and returns its future to the reducer,
+  // which waits it in C++. The same call outside a hook is still judged.
+  Synth s;
+  const uint64_t hook = s.stack(
+      "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 2800, "all_reduce");
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.label(MEMLIFE_COMM_HOOK_BEGIN);
+  s.issue(1, "c10d::allreduce_", {1}, 4096, hook);
+  s.label(MEMLIFE_COMM_HOOK_END);
+  s.alloc(kA + 0x10000, 4096);
+  s.tensor(2, 2, kA + 0x10000, 4096, 1024);
+  s.issue(2, "c10d::allreduce_", {2}, 4096, hook);
+  s.step(1);
+  s.step(2);
+  const ProcessAnalysis p = s.analyze();
+  const auto found = of_kind(p, kUnwaitedCollective);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].count, 1u);
   EXPECT_EQ(p.collectives_waited_in_cxx, 1u);
 }
 

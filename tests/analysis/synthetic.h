@@ -80,6 +80,10 @@ class Synth {
     builder_.add(stream,
                  format::MarkRecord{MarkKind::kExpectFreed, 0, str(label), 0, address, stack_id});
   }
+  // A label mark (memlife.mark, the Python hooks' marks).
+  void label(const std::string& text) {
+    builder_.add(stream, format::MarkRecord{MarkKind::kLabel, 0, str(text), 0, 0, 0});
+  }
   // A holder walk's mark: `label` is the path, then `file:line` lines.
   void holder(uint64_t address, const std::string& label, uint64_t step = 0) {
     builder_.add(stream, format::MarkRecord{MarkKind::kHolder, step, str(label), 0, address, 0});

@@ -50,6 +50,13 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "fsdp2_gloo": TORCHRUN_LAUNCH,
     "dataloader_workers": PYTHON_LAUNCH,
     "script_style": PYTHON_LAUNCH,
+    "hf_generate_cache": PYTHON_LAUNCH,
+    "checkpointed_transformer": PYTHON_LAUNCH,
+    "amp_accum_ema": PYTHON_LAUNCH,
+    "func_per_sample_grads": PYTHON_LAUNCH,
+    "ddp_comm_hook_accum": TORCHRUN_LAUNCH,
+    "torchvision_detection": PYTHON_LAUNCH,
+    "transformer_fastpath": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

@@ -72,13 +72,17 @@ def test_incomplete_recording_fails_the_block(tmp_path):
     assert "RAISED memlife: block 1" in proc.stdout, proc.stdout
 
 
-def test_block_labels_are_the_documented_ones():
+def test_mark_labels_are_the_documented_ones():
+    # The labels the analyzer reads (memlife.h) and the Python side writes.
     header = (SOURCE / "include" / "memlife" / "memlife.h").read_text()
-    defined = dict(re.findall(r'#define (MEMLIFE_BLOCK_\w+_PREFIX) "([^"]*)"', header))
+    defined = dict(re.findall(r'#define (MEMLIFE_(?:BLOCK|COMM_HOOK)_\w+) "([^"]*)"', header))
     sys.path.insert(0, str(SOURCE / "python"))
+    import memlife
     from memlife import _record
     assert defined == {"MEMLIFE_BLOCK_BEGIN_PREFIX": _record.BLOCK_BEGIN_PREFIX,
-                       "MEMLIFE_BLOCK_END_PREFIX": _record.BLOCK_END_PREFIX}
+                       "MEMLIFE_BLOCK_END_PREFIX": _record.BLOCK_END_PREFIX,
+                       "MEMLIFE_COMM_HOOK_BEGIN": memlife.COMM_HOOK_BEGIN,
+                       "MEMLIFE_COMM_HOOK_END": memlife.COMM_HOOK_END}
 
 
 def test_asking_for_a_block_the_trace_lacks_is_an_error():
