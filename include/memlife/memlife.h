@@ -47,7 +47,8 @@ MEMLIFE_API void memlife_alloc(const void* address, size_t bytes, int device);
 MEMLIFE_API void memlife_free(const void* address, int device);
 
 /* Records that the program waited on a c10d Work (Python's Work.wait(),
- * which fires nothing in C++). `tensor_impls` are the TensorImpl addresses
+ * which fires nothing in C++), or on the future it took from one
+ * (Future.wait(), a then() callback's start). `tensor_impls` are the TensorImpl addresses
  * (Python: tensor._cdata) of the work's tensors; the torch plugin matches
  * them to the collective that produced them. */
 MEMLIFE_API void memlife_work_wait(const uintptr_t* tensor_impls, size_t count);

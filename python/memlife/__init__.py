@@ -124,6 +124,28 @@ def flush() -> None:
         lib.memlife_flush()
 
 
+def _tensors_in(value):
+    """The tensors in a collective's result: a tensor, or lists and tuples
+    of them, or (collect_all's value) completed futures of them."""
+    from torch._C import Future
+
+    tensors = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, Future):
+            if item.done():
+                try:
+                    stack.append(item.value())
+                except Exception:  # the future failed: nothing was waited
+                    pass
+        elif hasattr(item, "_cdata"):
+            tensors.append(item)
+    return tensors
+
+
 def _work_tensors(work):
     """The work's output tensors. Through its future, which gloo and NCCL
     both complete with the outputs: ``Work.result()`` works too on gloo but
@@ -132,46 +154,86 @@ def _work_tensors(work):
         future = work.get_future()
         if not future.done():
             return []
-        result = future.value()
+        return _tensors_in(future.value())
     except Exception:  # not every backend keeps results
         return []
-    tensors = []
-    stack = [result]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif hasattr(item, "_cdata"):
-            tensors.append(item)
-    return tensors
+
+
+def _notify_waited(tensors) -> None:
+    """Tells the recorder these tensors' collectives were waited. Never
+    raises: the program's behaviour must not change."""
+    try:
+        if not tensors:
+            return
+        impls = [t._cdata for t in tensors]
+        array = (ctypes.c_size_t * len(impls))(*impls)
+        _api.work_wait(array, len(impls))
+    except Exception:
+        pass
 
 
 def _install_work_wait() -> bool:
-    """Wraps c10d's Work.wait, whose C++ side fires no RecordFunction."""
+    """Wraps c10d's Work.wait, whose C++ side fires no RecordFunction, and
+    the waits of the futures a program takes from works (work.get_future()):
+    Future.wait (torch.futures.wait_all and collect_all wait through it) and
+    the start of a then() or add_done_callback() callback, which runs only
+    once the future completed."""
     if _api.work_wait is None or not active():
         return False
     try:
+        from torch._C import Future
         from torch._C._distributed_c10d import Work
     except ImportError:
         return False
-    original = Work.wait
-    if getattr(original, "_memlife_wrapped", False):
+    if getattr(Work.wait, "_memlife_wrapped", False):
         return True
-    notify = _api.work_wait
 
-    def wait(self, *args, **kwargs):
-        done = original(self, *args, **kwargs)
-        try:
-            impls = [t._cdata for t in _work_tensors(self)]
-            array = (ctypes.c_size_t * len(impls))(*impls)
-            notify(array, len(impls))
-        except Exception:  # never change the program's behaviour
-            pass
-        return done
+    def wrap(cls, name, make):
+        original = getattr(cls, name)
+        wrapper = make(original)
+        wrapper._memlife_wrapped = True
+        wrapper.__doc__ = original.__doc__
+        wrapper.__wrapped__ = original
+        setattr(cls, name, wrapper)
 
-    wait._memlife_wrapped = True
-    wait.__doc__ = original.__doc__
-    Work.wait = wait
+    def work_wait(original):
+        def wait(self, *args, **kwargs):
+            done = original(self, *args, **kwargs)
+            _notify_waited(_work_tensors(self))
+            return done
+        return wait
+
+    def future_wait(original):
+        def wait(self):
+            value = original(self)
+            _notify_waited(_tensors_in(value))
+            return value
+        return wait
+
+    def completed_first(callback):
+        def run(future):
+            try:
+                tensors = _tensors_in(future.value())
+            except Exception:  # failed: the callback sees the error
+                tensors = []
+            _notify_waited(tensors)
+            return callback(future)
+        return run
+
+    def future_then(original):
+        def then(self, callback):
+            return original(self, completed_first(callback))
+        return then
+
+    def future_add_done_callback(original):
+        def add_done_callback(self, callback):
+            return original(self, completed_first(callback))
+        return add_done_callback
+
+    wrap(Work, "wait", work_wait)
+    wrap(Future, "wait", future_wait)
+    wrap(Future, "then", future_then)
+    wrap(Future, "add_done_callback", future_add_done_callback)
     return True
 
 

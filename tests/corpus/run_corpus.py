@@ -57,6 +57,10 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "ddp_comm_hook_accum": TORCHRUN_LAUNCH,
     "torchvision_detection": PYTHON_LAUNCH,
     "transformer_fastpath": PYTHON_LAUNCH,
+    "dist_futures_wait_all": TORCHRUN_LAUNCH,
+    "dist_overlap_grad_hooks": TORCHRUN_LAUNCH,
+    "ddp_unused_params_objects": TORCHRUN_LAUNCH,
+    "fsdp2_ckpt_accum": TORCHRUN_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

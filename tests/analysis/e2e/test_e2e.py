@@ -1,4 +1,5 @@
 # Issue 4 (a)-(d): real CPU PyTorch programs under `memlife run`.
+import pytest
 from conftest import HERE, _bin, line_of, of_kind, stack_has_line
 
 FAILING = {"residual_view", "unwaited_collective", "use_before_wait", "step_growth", "expect_freed"}
@@ -73,6 +74,32 @@ def test_read_before_wait(traced):
 
 def test_read_after_wait(traced):
     assert of_kind(traced("gloo_read_before_wait.py", "after"), "use_before_wait") == []
+
+
+@pytest.mark.parametrize("mode", ["wait_all", "then"])
+def test_waits_through_a_works_future(traced, mode):
+    # torch.futures.wait_all and a then() callback wait the work: the reads
+    # after them (and the callback's own div_) are no use before wait.
+    assert traced("gloo_future_wait.py", mode)["findings"] == []
+
+
+def test_read_before_the_futures_wait(traced):
+    report = traced("gloo_future_wait.py", "early")
+    found = of_kind(report, "use_before_wait")
+    assert len(found) == 1, report["findings"]
+    f = found[0]
+    assert f["count"] == 3 and f["bytes"] == 4 * (1 << 14)
+    use, issue = f["evidence"]["stacks"]
+    assert stack_has_line(use, "gloo_future_wait.py", line_of("gloo_future_wait.py", "READ_LINE"))
+    assert stack_has_line(issue, "gloo_future_wait.py", line_of("gloo_future_wait.py", "ISSUE_LINE"))
+    assert of_kind(report, "unwaited_collective") == []
+
+
+def test_future_never_waited(traced):
+    report = traced("gloo_future_wait.py", "never")
+    found = of_kind(report, "unwaited_collective")
+    assert len(found) == 1, report["findings"]
+    assert found[0]["count"] == 6
 
 
 def _test_ops_lib():
