@@ -167,6 +167,54 @@ void name_holders(std::vector<Finding>& findings,
   }
 }
 
+namespace {
+
+// The bound a holder path declares (`maxlen=10000` from
+// `main().buffer<deque maxlen=10000>[*]`), empty when none.
+std::string bound_of(std::string_view path) {
+  for (std::string_view marker : {"<deque maxlen=", "<_lru_cache_wrapper maxsize="}) {
+    const size_t at = path.find(marker);
+    if (at == std::string_view::npos) continue;
+    const size_t begin = at + 1 + marker.find(' ');
+    const size_t end = path.find('>', begin);
+    if (end != std::string_view::npos) return std::string(path.substr(begin, end - begin));
+  }
+  return {};
+}
+
+}  // namespace
+
+nlohmann::json set_aside_bounded_growth(std::vector<Finding>& findings) {
+  nlohmann::json bounded = nlohmann::json::array();
+  std::vector<Finding> kept;
+  kept.reserve(findings.size());
+  for (Finding& f : findings) {
+    const nlohmann::json* held =
+        f.kind == kStepGrowth && f.evidence.contains("held_by") ? &f.evidence["held_by"] : nullptr;
+    uint64_t named = 0, in_bounded = 0;
+    const nlohmann::json* lead = nullptr;
+    if (held != nullptr)
+      for (const nlohmann::json& h : *held) {
+        const uint64_t bytes = h.value("bytes", uint64_t{0});
+        named += bytes;
+        if (bound_of(h.value("path", "")).empty()) continue;
+        in_bounded += bytes;
+        if (lead == nullptr) lead = &h;
+      }
+    if (lead == nullptr || in_bounded * 10 < named * 9) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    const std::string path = lead->value("path", "");
+    nlohmann::json entry = {
+        {"path", path}, {"bound", bound_of(path)}, {"bytes", f.bytes}, {"growth", f.message}};
+    if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];
+    bounded.push_back(std::move(entry));
+  }
+  findings = std::move(kept);
+  return bounded;
+}
+
 void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResolver& stacks) {
   std::unordered_map<uint64_t, const Census::Entry*> at_census;  // storage id -> entry
   for (const Census::Entry& e : m.census.storages) at_census[e.storage_id] = &e;

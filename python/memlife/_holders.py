@@ -187,6 +187,8 @@ class _Walk:
                     self.push(k, f"{path}.keys()")
             return
         if isinstance(obj, (list, tuple, collections.deque)):
+            if isinstance(obj, collections.deque) and obj.maxlen is not None:
+                path += f"<deque maxlen={obj.maxlen}>"  # evicts by itself: bounded
             for i, v in enumerate(list(obj)):
                 self.push(v, f"{path}[{i}]")
             return
@@ -223,8 +225,13 @@ class _Walk:
         # What a C type holds (an lru_cache's cache, a cell): its referents.
         # For a plain object these are its __dict__ (already walked) and
         # its class.
+        kind = type(obj).__name__
+        if kind == "_lru_cache_wrapper":
+            maxsize = obj.cache_parameters().get("maxsize")
+            if maxsize is not None:
+                kind += f" maxsize={maxsize}"  # evicts by itself: bounded
         for v in gc.get_referents(obj):
-            self.push(v, f"{path}.<{type(obj).__name__}>")
+            self.push(v, f"{path}.<{kind}>")
 
     def frame(self, frame, path):
         for k, v in _frame_locals(frame):
@@ -275,6 +282,7 @@ _MAX_SITES = 3
 # autograd graph, an exception's traceback and its dead frames, a grad.
 _PATH_CUT = re.compile(r"\.(grad_fn|grad|__traceback__|__context__|tb_frame|tb_next)\b")
 _PATH_KEY = re.compile(r"\[[^\]]*\]")  # a container's key is not a name
+_PATH_TYPE = re.compile(r"<[^>]*>")  # nor a type or its bound (`<deque maxlen=100>`)
 _PATH_NAME = re.compile(r"(?<![<\w])([A-Za-z_]\w*)(?!\w|\(\)|>)")
 
 
@@ -419,7 +427,7 @@ class _StoreSites:
 
     def for_path(self, path):
         cut = _PATH_CUT.search(path)
-        head = _PATH_KEY.sub("[]", path[:cut.start()] if cut else path)
+        head = _PATH_TYPE.sub("", _PATH_KEY.sub("[]", path[:cut.start()] if cut else path))
         for name in reversed(_PATH_NAME.findall(head)):
             if name == "__main__" or name.startswith("_saved_"):
                 continue
@@ -483,6 +491,16 @@ def walk_into(lib) -> None:
         pass
 
 
+# Optimizer steps since the walks' schedule (1, 2, 4, 8, ...) started.
+_walk_schedule = [0]
+
+
+def restart_walk_schedule() -> None:
+    """Walks again at the 1st, 2nd, 4th, ... step from now: a
+    memlife.record() block late in a process gets its own early walks."""
+    _walk_schedule[0] = 0
+
+
 def install(lib) -> bool:
     """Registers the step and exit walks once torch.optim is loaded; True
     when they are in place or will be."""
@@ -499,11 +517,9 @@ def install(lib) -> bool:
         return True
     import atexit
 
-    steps = [0]
-
     def after_step(optimizer, args, kwargs):
-        steps[0] += 1
-        n = steps[0]
+        _walk_schedule[0] += 1
+        n = _walk_schedule[0]
         if n & (n - 1) == 0:  # 1, 2, 4, 8, ...: log-many walks
             walk_into(lib)
 

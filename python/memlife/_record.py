@@ -121,6 +121,7 @@ class Recording:
         self.block = _blocks
         self.trace = (lib.memlife_trace_path() or b"").decode()
         gc.collect()  # what earlier code dropped is not the block's
+        memlife._holders.restart_walk_schedule()
         lib.memlife_mark((BLOCK_BEGIN_PREFIX + str(self.block)).encode())
         return self
 

@@ -315,6 +315,39 @@ TEST(StepGrowth, NamesTheLineThatKeepsTheMemory) {
       << found[0].message;
 }
 
+// Eight steps of growth at one site; at step 8 the walk finds `bounded`
+// of the allocations in a deque with a maxlen and the rest in a list.
+ProcessAnalysis growth_held_partly_by_a_bounded_deque(uint64_t bounded) {
+  Synth s;
+  const uint64_t fwd = s.stack("train.py", 12, "forward");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4096, fwd);
+    if (step == 8)
+      for (uint64_t kept = 1; kept <= 8; ++kept)
+        s.holder(kA + kept * 0x10000,
+                 (kept <= bounded ? "__main__.buffer<deque maxlen=100>[" : "__main__.seen[") +
+                     std::to_string(kept - 1) + "]",
+                 step);
+    s.step(step);
+  }
+  return s.analyze();
+}
+
+TEST(StepGrowth, GrowthABoundedContainerHoldsIsSetAside) {
+  const ProcessAnalysis p = growth_held_partly_by_a_bounded_deque(8);
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.bounded_growth.size(), 1u);
+  EXPECT_EQ(p.bounded_growth[0]["bound"], "maxlen=100");
+  EXPECT_EQ(p.bounded_growth[0]["path"], "__main__.buffer<deque maxlen=100>[*]");
+}
+
+TEST(StepGrowth, GrowthMostlyOutsideTheBoundedContainerIsStillALeak) {
+  // 7 of 8 allocations (87.5 %) in the deque: the rest grows unbounded.
+  const ProcessAnalysis p = growth_held_partly_by_a_bounded_deque(7);
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.bounded_growth.empty());
+}
+
 TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {
   Synth s;
   const uint64_t fwd = s.stack("train.py", 12, "forward");
@@ -492,6 +525,20 @@ TEST(StepGrowth, GrowthEverySecondStepIsFound) {
   const auto found = of_kind(s.analyze(), kStepGrowth);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].evidence["stacks"][0][0]["line"], 30);
+}
+
+TEST(StepGrowth, CacheFilledInTheFirstEpochThenFlatIsSteady) {
+  // A Dataset memoizing its samples: one per step for the first 16 steps
+  // (a third of the run), flat for the 32 after. Rising at a third of the
+  // steps, but no longer growing.
+  Synth s;
+  const uint64_t site = s.stack("data.py", 20, "__getitem__");
+  uint64_t address = kA;
+  for (uint64_t step = 1; step <= 48; ++step) {
+    if (step <= 16) s.alloc(address += 0x10000, 4096, site);
+    s.step(step);
+  }
+  EXPECT_TRUE(of_kind(s.analyze(true, {.warmup_steps = 0}), kStepGrowth).empty());
 }
 
 TEST(StepGrowth, StateMadeOnceAndSawtoothAreSteady) {

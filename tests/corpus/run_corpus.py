@@ -61,6 +61,11 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "dist_overlap_grad_hooks": TORCHRUN_LAUNCH,
     "ddp_unused_params_objects": TORCHRUN_LAUNCH,
     "fsdp2_ckpt_accum": TORCHRUN_LAUNCH,
+    "dataset_memo_cache": PYTHON_LAUNCH,
+    "rl_replay_buffer": PYTHON_LAUNCH,
+    "best_model_snapshot": PYTHON_LAUNCH,
+    "hf_trainer_eval_metrics": PYTHON_LAUNCH,
+    "compiled_optimizer": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

@@ -26,8 +26,12 @@ GrowthTrend growth_trend(const std::vector<uint64_t>& v, uint64_t min_increases)
     if (v[i] < v[low]) low = i;
   if (low + 1 >= v.size()) return t;
   uint64_t ups = 0, downs = 0;
+  size_t last_rise = low;
   for (size_t i = low + 1; i < v.size(); ++i) {
-    ups += v[i] > v[i - 1];
+    if (v[i] > v[i - 1]) {
+      ++ups;
+      last_rise = i;
+    }
     downs += v[i] < v[i - 1];
   }
   const uint64_t intervals = v.size() - 1 - low;
@@ -35,8 +39,13 @@ GrowthTrend growth_trend(const std::vector<uint64_t>& v, uint64_t min_increases)
   t.end = v.size() - 1;
   t.increases = ups;
   // Rising at least `min_increases` times and at a third of the steps or
-  // more (a list that grows every second step), falling rarely.
-  t.grows = v.back() > v[low] && ups >= min_increases && 3 * ups >= intervals && 4 * downs <= ups;
+  // more (a list that grows every second step), falling rarely, and still
+  // rising in the window's last third: a cache that filled in the first
+  // epoch (a dataset memoizing its samples) and stayed flat since has
+  // stopped growing.
+  const uint64_t flat_tail = v.size() - 1 - last_rise;
+  t.grows = v.back() > v[low] && ups >= min_increases && 3 * ups >= intervals && 4 * downs <= ups &&
+            3 * flat_tail <= intervals;
   return t;
 }
 

@@ -102,6 +102,26 @@ def test_future_never_waited(traced):
     assert found[0]["count"] == 6
 
 
+@pytest.mark.parametrize("mode,bound", [("deque", "maxlen=1000"), ("lru", "maxsize=500")])
+def test_growth_a_bounded_container_holds_is_no_finding(traced, mode, bound):
+    # A replay buffer or a bounded cache still filling: bounded by design.
+    # The process entry says what grew and its bound.
+    report = traced("bounded_buffer.py", mode)
+    assert report["findings"] == []
+    (entry,) = report["processes"][0]["bounded_growth"]
+    assert entry["bound"] == bound and entry["bytes"] >= 20 * 256 * 64 * 4
+
+
+def test_growth_a_plain_list_holds_is_a_leak(traced):
+    report = traced("bounded_buffer.py", "list")
+    (f,) = report["findings"]
+    assert f["kind"] == "step_growth"
+    assert f["evidence"]["held_by"][0]["path"] == "__main__.buffer[*]"
+    assert f["evidence"]["held_by"][0]["stored_at"] == [
+        f"{HERE / 'bounded_buffer.py'}:{line_of('bounded_buffer.py', 'STORE_LINE')}"]
+    assert "bounded_growth" not in report["processes"][0]
+
+
 def _test_ops_lib():
     import os
     import pytest
