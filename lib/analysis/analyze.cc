@@ -85,7 +85,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   attribute_retained_memory(out.findings);
   if (options.block != 0) keep_block_findings(out.findings, model.block_begin.seq);
   name_holders(out.findings, model.holder_of_alloc);
-  out.bounded_growth = set_aside_bounded_growth(out.findings);
+  out.growth_set_aside = set_aside_growth(out.findings);
   name_cxx_holders(out.findings, model, stacks);
   if (!out.truncated && options.block == 0)
     out.still_reachable_at_exit = still_reachable_summary(model, stacks);

@@ -32,9 +32,9 @@ struct ProcessAnalysis {
   uint64_t collectives_waited_in_cxx = 0;
   // Allocations live at a clean exit (still reachable; see leaked_at_exit).
   nlohmann::json still_reachable_at_exit;
-  // Growth held by containers that evict by themselves (a deque's maxlen,
-  // an lru_cache's maxsize): not findings (set_aside_bounded_growth).
-  nlohmann::json bounded_growth = nlohmann::json::array();
+  // Growth that is no leak (a bounded container filling, collective
+  // buffers the backend has yet to reap): not findings (set_aside_growth).
+  nlohmann::json growth_set_aside = nlohmann::json::array();
   std::vector<CollectiveCall> collectives;  // the calls, in issue order
   bool truncated = false;
   bool damaged = false;  // reading stopped at a bad chunk or record

@@ -184,16 +184,19 @@ std::string bound_of(std::string_view path) {
 
 }  // namespace
 
-nlohmann::json set_aside_bounded_growth(std::vector<Finding>& findings) {
-  nlohmann::json bounded = nlohmann::json::array();
+nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
+  nlohmann::json set_aside = nlohmann::json::array();
   std::vector<Finding> kept;
   kept.reserve(findings.size());
   for (Finding& f : findings) {
-    const nlohmann::json* held =
-        f.kind == kStepGrowth && f.evidence.contains("held_by") ? &f.evidence["held_by"] : nullptr;
-    uint64_t named = 0, in_bounded = 0;
-    const nlohmann::json* lead = nullptr;
-    if (held != nullptr)
+    if (f.kind != kStepGrowth) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    nlohmann::json entry;
+    if (const auto held = f.evidence.find("held_by"); held != f.evidence.end()) {
+      uint64_t named = 0, in_bounded = 0;
+      const nlohmann::json* lead = nullptr;
       for (const nlohmann::json& h : *held) {
         const uint64_t bytes = h.value("bytes", uint64_t{0});
         named += bytes;
@@ -201,18 +204,26 @@ nlohmann::json set_aside_bounded_growth(std::vector<Finding>& findings) {
         in_bounded += bytes;
         if (lead == nullptr) lead = &h;
       }
-    if (lead == nullptr || in_bounded * 10 < named * 9) {
+      if (lead != nullptr && in_bounded * 10 >= named * 9) {
+        const std::string path = lead->value("path", "");
+        entry = {{"why", "bounded"}, {"path", path}, {"bound", bound_of(path)}};
+        if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];
+      }
+    } else {
+      const uint64_t buffers = f.evidence.value("collective_buffer_bytes", uint64_t{0});
+      const uint64_t retained = f.evidence.value("retained_bytes", uint64_t{0});
+      if (buffers != 0 && buffers * 10 >= retained * 9) entry = {{"why", "collective_buffers"}};
+    }
+    if (entry.is_null()) {
       kept.push_back(std::move(f));
       continue;
     }
-    const std::string path = lead->value("path", "");
-    nlohmann::json entry = {
-        {"path", path}, {"bound", bound_of(path)}, {"bytes", f.bytes}, {"growth", f.message}};
-    if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];
-    bounded.push_back(std::move(entry));
+    entry["bytes"] = f.bytes;
+    entry["growth"] = f.message;
+    set_aside.push_back(std::move(entry));
   }
   findings = std::move(kept);
-  return bounded;
+  return set_aside;
 }
 
 void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResolver& stacks) {

@@ -37,12 +37,17 @@ HolderPath parse_holder_label(std::string_view label, uint64_t step);
 void name_holders(std::vector<Finding>& findings,
                   const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc);
 
-// Growth held by containers that evict by themselves (a deque with a
-// maxlen, an lru_cache with a maxsize: a replay buffer, a bounded cache
-// still filling) is bounded by design, not a leak: a step_growth finding
-// whose named bytes are (at least 90 %) in such containers leaves the
-// findings and is returned as the process's "bounded_growth" entries.
-nlohmann::json set_aside_bounded_growth(std::vector<Finding>& findings);
+// Growth no maintainer would call a leak leaves the findings and is
+// returned as the process's "growth_set_aside" entries, each saying why:
+// - "bounded": held (at least 90 % of its named bytes) by containers that
+//   evict by themselves (a deque with a maxlen, an lru_cache with a
+//   maxsize: a replay buffer, a bounded cache still filling);
+// - "collective_buffers": no Python path holds it and (at least 90 % of)
+//   it is the buffers of collectives, which the backend keeps after their
+//   wait until it reaps their works (ProcessGroupNCCL's watchdog, every
+//   few hundred milliseconds: a short run sees a rise, a long one a
+//   sawtooth). A program that keeps them is named by the holder walk.
+nlohmann::json set_aside_growth(std::vector<Finding>& findings);
 
 // For findings that say memory stayed (growth, a block's leak, a broken
 // expectation) and whose memory no Python path named: the tensors that

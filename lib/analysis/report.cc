@@ -71,7 +71,7 @@ json process_json(const ProcessAnalysis& p) {
   if (p.truncated) j["stop_reason"] = p.stop_reason;
   if (!p.still_reachable_at_exit.is_null())
     j["still_reachable_at_exit"] = p.still_reachable_at_exit;
-  if (!p.bounded_growth.empty()) j["bounded_growth"] = p.bounded_growth;
+  if (!p.growth_set_aside.empty()) j["growth_set_aside"] = p.growth_set_aside;
   if (!p.error.empty()) j["error"] = p.error;
   return j;
 }

@@ -3,7 +3,8 @@
 # scripts/device/prepare_carry.sh here):
 #   bash scripts/device/gpu_corpus.sh     # OUT set by the device tool
 # Builds against the device's torch (common.sh), records clean GPU programs
-# (a GPT-2 training loop, HF Trainer on CUDA, seed 001 waited and compiled)
+# (a GPT-2 training loop, HF Trainer on CUDA, seed 001 waited and compiled,
+# the CPU corpus programs that take MEMLIFE_CORPUS_DEVICE on CUDA and NCCL)
 # and their leaky counterparts (the loop keeping its losses, seed 001 never
 # waited, seed 000's set_data release, a raw-CUDA leak), with memlife's
 # Python hooks on (PYTHONPATH as `memlife run` sets it), and returns the
@@ -23,6 +24,20 @@ MEMLIFE_CORPUS_DEVICE=cuda scenario hf_trainer_cuda python3 tests/corpus/clean/h
 scenario seed001_waited python3 scripts/device/seed001_collectives.py waited
 scenario seed001_compiled python3 scripts/device/seed001_collectives.py compiled
 scenario seed000_resize0 python3 scripts/device/seed000_release.py resize0
+
+say clean CPU corpus programs on CUDA and NCCL
+# The programs of tests/corpus/clean that take MEMLIFE_CORPUS_DEVICE: the
+# same code on the GPU (pinned save_on_cpu, bf16 autocast, inductor with
+# Triton, cuDNN/cuBLAS), the distributed ones over NCCL with one rank per GPU.
+NGPU=$(nvidia-smi -L | wc -l)
+for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buffer \
+         torchvision_detection transformer_fastpath compiled_optimizer; do
+  MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
+done
+for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum; do
+  MEMLIFE_CORPUS_DEVICE=cuda scenario nccl_$p python3 -m torch.distributed.run --standalone \
+    --nproc_per_node=$NGPU tests/corpus/clean/$p.py
+done
 
 say leaky GPU programs
 scenario gpu_train_leak python3 scripts/device/gpu_train_loop.py leak

@@ -336,16 +336,54 @@ ProcessAnalysis growth_held_partly_by_a_bounded_deque(uint64_t bounded) {
 TEST(StepGrowth, GrowthABoundedContainerHoldsIsSetAside) {
   const ProcessAnalysis p = growth_held_partly_by_a_bounded_deque(8);
   EXPECT_TRUE(p.findings.empty());
-  ASSERT_EQ(p.bounded_growth.size(), 1u);
-  EXPECT_EQ(p.bounded_growth[0]["bound"], "maxlen=100");
-  EXPECT_EQ(p.bounded_growth[0]["path"], "__main__.buffer<deque maxlen=100>[*]");
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["bound"], "maxlen=100");
+  EXPECT_EQ(p.growth_set_aside[0]["path"], "__main__.buffer<deque maxlen=100>[*]");
 }
 
 TEST(StepGrowth, GrowthMostlyOutsideTheBoundedContainerIsStillALeak) {
   // 7 of 8 allocations (87.5 %) in the deque: the rest grows unbounded.
   const ProcessAnalysis p = growth_held_partly_by_a_bounded_deque(7);
   EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.bounded_growth.empty());
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
+// Eight steps, each all-reducing a new buffer that stays live (waited);
+// with `kept`, the program appends each to a list the walk names.
+ProcessAnalysis collective_buffers_growing(bool kept) {
+  Synth s;
+  const uint64_t hook = s.stack("torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py", 90,
+                                "_compress_hook");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    const uint64_t address = kA + step * 0x10000;
+    s.alloc(address, 4096, hook);
+    s.tensor(step, step, address, 4096, 1024);
+    s.issue(step, "c10d::allreduce_", {step}, 4096, hook);
+    s.wait(step, {step});
+    if (kept && step == 8)
+      for (uint64_t k = 1; k <= 8; ++k)
+        s.holder(kA + k * 0x10000, "__main__.losses[" + std::to_string(k - 1) + "]", step);
+    s.step(step);
+  }
+  return s.analyze();
+}
+
+TEST(StepGrowth, CollectiveBuffersTheBackendHasYetToReapAreSetAside) {
+  // ProcessGroupNCCL keeps a waited work's buffers until its watchdog reaps
+  // the work: no Python path holds them.
+  const ProcessAnalysis p = collective_buffers_growing(false);
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["why"], "collective_buffers");
+}
+
+TEST(StepGrowth, CollectiveBuffersTheProgramKeepsAreALeak) {
+  // dist.all_reduce(loss); losses.append(loss): the walk names the list.
+  const ProcessAnalysis p = collective_buffers_growing(true);
+  const auto found = of_kind(p, kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["held_by"][0]["path"], "__main__.losses[*]");
+  EXPECT_TRUE(p.growth_set_aside.empty());
 }
 
 TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {

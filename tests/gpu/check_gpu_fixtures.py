@@ -80,6 +80,17 @@ GPU_CORPUS = {
     "seed001_waited": [],
     "seed001_compiled": [],  # compiled graph, functional all_gather waited
     "seed000_resize0": [],
+    # tests/corpus/clean programs on CUDA (MEMLIFE_CORPUS_DEVICE=cuda) and NCCL
+    "cuda_checkpointed_transformer": [],  # save_on_cpu(pin_memory=True) every other step
+    "cuda_amp_accum_ema": [],
+    "cuda_rl_replay_buffer": [],  # deque(maxlen) filling: growth_set_aside, bounded
+    "cuda_torchvision_detection": [],
+    "cuda_transformer_fastpath": [],
+    "cuda_compiled_optimizer": [],  # inductor + Triton, compiled optimizer step
+    "nccl_ddp_comm_hook_accum": [],  # fp16 hook: NCCL keeps buffers until its watchdog
+    "nccl_dist_futures_wait_all": [],
+    "nccl_dist_overlap_grad_hooks": [],
+    "nccl_fsdp2_ckpt_accum": [],
     "gpu_train_leak": [("step_growth", None)],  # keeps its loss tensors; bytes below
     "seed001_unwaited": [("unwaited_collective", 5 * 4 * 1024 * 1024)],
     "seed000_set_data": [("residual_view", 12_595_200)],
@@ -109,6 +120,22 @@ for name, wanted in GPU_CORPUS.items():
         if nbytes is not None:
             expect(abs(f["bytes"] - nbytes) <= 0.05 * nbytes,
                    f"corpus/{name}: {kind} of {f['bytes']} B, the program measured {nbytes} B")
+
+def corpus_set_aside(name):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([memlife, "analyze", str(traces / "corpus" / name), "-o", out.name],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return [e["why"] for p in json.load(open(out.name))["processes"]
+                for e in p.get("growth_set_aside", [])]
+
+
+# What was found and is no leak: the NCCL fp16 comm hook's compressed
+# buffers (kept by ProcessGroupNCCL until its watchdog reaps the works) and
+# the replay buffer still filling.
+for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
+                  ("cuda_rl_replay_buffer", ["bounded"])]:
+    got = corpus_set_aside(name)
+    expect(got == why, f"corpus/{name}: growth set aside as {why}, got {got}")
 
 # Seed 000 in the real framework (scripts/device/deepspeed_corpus.sh): DeepSpeed
 # ZeRO-3 on one H200, 4 x Linear(1024, 1024) in bf16, 6 steps. With

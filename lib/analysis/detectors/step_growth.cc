@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/detector.h"
 #include "analysis/detectors/util.h"
@@ -96,6 +97,15 @@ class StepGrowth final : public Detector {
     s.live_allocs[a.address] = {a.at.seq, a.bytes};
     if (a.stack_id == 0) unplaced_.push_back(a.address);
   }
+  void on_collective_call(const Model& m, const Collective& c, bool) override {
+    // The buffers a collective sends or receives: the backend's works keep
+    // them too (ProcessGroupNCCL until its watchdog reaps a completed work).
+    for (const auto* tensors : {&c.inputs, &c.outputs})
+      for (uint64_t t : *tensors)
+        if (const Storage* st = m.storage(m.storage_of(t)); st != nullptr && st->data_live)
+          collective_buffers_.insert(st->alloc.at.seq);
+  }
+
   void on_free(const Model& m, const Allocation& a, const Storage*, const When&) override {
     // The site it was counted in: an allocation made without a stack may
     // have been lent its tensor's stack since (Replayer::on_tensor).
@@ -206,6 +216,15 @@ class StepGrowth final : public Detector {
       f.evidence["sites"] = lines;
       f.evidence["stacks"] = stack_list;
       f.evidence["stack_roles"] = roles;
+      uint64_t retained = 0, in_collectives = 0;
+      for (const Finding::Retained& r : f.retains) {
+        retained += r.bytes;
+        if (collective_buffers_.count(r.alloc_seq)) in_collectives += r.bytes;
+      }
+      if (in_collectives != 0) {
+        f.evidence["collective_buffer_bytes"] = in_collectives;
+        f.evidence["retained_bytes"] = retained;
+      }
       const std::string line = stacks.user_line(sites_[lead.site].stack_id);
       f.message = "live bytes allocated at " + line +
                   (sites.size() > 1 ? " and " + std::to_string(sites.size() - 1) + " other site(s)"
@@ -219,6 +238,9 @@ class StepGrowth final : public Detector {
   }
 
  private:
+  // Allocations (by sequence number) whose storage was a collective's
+  // input or output buffer.
+  std::unordered_set<uint64_t> collective_buffers_;
   // Allocations counted without a stack whose tensor has lent them one
   // since: move them to that site before sampling.
   void place_lent_stacks(const Model& m) {

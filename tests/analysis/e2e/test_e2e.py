@@ -108,8 +108,8 @@ def test_growth_a_bounded_container_holds_is_no_finding(traced, mode, bound):
     # The process entry says what grew and its bound.
     report = traced("bounded_buffer.py", mode)
     assert report["findings"] == []
-    (entry,) = report["processes"][0]["bounded_growth"]
-    assert entry["bound"] == bound and entry["bytes"] >= 20 * 256 * 64 * 4
+    (entry,) = report["processes"][0]["growth_set_aside"]
+    assert entry["why"] == "bounded" and entry["bound"] == bound and entry["bytes"] >= 20 * 256 * 64 * 4
 
 
 def test_growth_a_plain_list_holds_is_a_leak(traced):
@@ -119,7 +119,7 @@ def test_growth_a_plain_list_holds_is_a_leak(traced):
     assert f["evidence"]["held_by"][0]["path"] == "__main__.buffer[*]"
     assert f["evidence"]["held_by"][0]["stored_at"] == [
         f"{HERE / 'bounded_buffer.py'}:{line_of('bounded_buffer.py', 'STORE_LINE')}"]
-    assert "bounded_growth" not in report["processes"][0]
+    assert "growth_set_aside" not in report["processes"][0]
 
 
 def _test_ops_lib():

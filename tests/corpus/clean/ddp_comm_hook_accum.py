@@ -1,25 +1,40 @@
 # memlife-corpus: torchrun
 """DDP over gloo with an fp16-compression communication hook and gradient
 accumulation under no_sync(), as large-batch training does."""
+import os
+
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
+
+
+def init():
+    """gloo on CPU, NCCL on one GPU per rank; the rank's device."""
+    if DEVICE.type == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl", device_id=device)
+        return device
+    dist.init_process_group(backend="gloo")
+    return DEVICE
+
 
 def main():
-    dist.init_process_group(backend="gloo")
+    device = init()
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 8))
+    model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 8)).to(device)
     ddp = DDP(model)
     ddp.register_comm_hook(state=None, hook=default_hooks.fp16_compress_hook)
     opt = torch.optim.Adam(ddp.parameters(), lr=1e-3)
     accum = 3
     for step in range(8):
         for micro in range(accum):
-            x = torch.randn(16, 32)
-            y = torch.randn(16, 8)
+            x = torch.randn(16, 32, device=device)
+            y = torch.randn(16, 8, device=device)
             if micro < accum - 1:
                 with ddp.no_sync():
                     nn.functional.mse_loss(ddp(x), y).backward()

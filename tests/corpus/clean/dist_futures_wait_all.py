@@ -2,22 +2,37 @@
 """Gradient all-reduce by hand over gloo, waited through futures: one async
 all_reduce per gradient, torch.futures.wait_all on their futures before the
 optimizer step (the pattern of hand-written data parallelism)."""
+import os
+
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
+
+
+def init():
+    """gloo on CPU, NCCL on one GPU per rank; the rank's device."""
+    if DEVICE.type == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl", device_id=device)
+        return device
+    dist.init_process_group(backend="gloo")
+    return DEVICE
+
 
 def main():
-    dist.init_process_group(backend="gloo")
+    device = init()
     world = dist.get_world_size()
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(24, 48), nn.ReLU(), nn.Linear(48, 4))
+    model = nn.Sequential(nn.Linear(24, 48), nn.ReLU(), nn.Linear(48, 4)).to(device)
     for p in model.parameters():
         dist.broadcast(p.data, src=0)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step in range(10):
-        x = torch.randn(8, 24)
-        y = torch.randint(0, 4, (8,))
+        x = torch.randn(8, 24, device=device)
+        y = torch.randint(0, 4, (8,), device=device)
         opt.zero_grad()
         nn.functional.cross_entropy(model(x), y).backward()
         futures = [dist.all_reduce(p.grad, async_op=True).get_future() for p in model.parameters()]

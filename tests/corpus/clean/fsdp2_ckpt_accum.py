@@ -3,6 +3,7 @@
 resharding after forward on the root, gradient accumulation without
 gradient sync on the first micro-batches, and a distributed checkpoint
 (torch.distributed.checkpoint) saved and loaded."""
+import os
 import tempfile
 
 import torch
@@ -12,6 +13,19 @@ import torch.nn as nn
 from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
 from torch.distributed.fsdp import fully_shard
 from torch.utils.checkpoint import checkpoint
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
+
+
+def init():
+    """gloo on CPU, NCCL on one GPU per rank; the rank's device."""
+    if DEVICE.type == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl", device_id=device)
+        return device
+    dist.init_process_group(backend="gloo")
+    return DEVICE
 
 
 class Block(nn.Module):
@@ -24,10 +38,10 @@ class Block(nn.Module):
 
 
 def main():
-    dist.init_process_group(backend="gloo")
+    device = init()
     torch.manual_seed(0)
     d = 32
-    model = nn.Sequential(*[Block(d) for _ in range(3)], nn.Linear(d, 4))
+    model = nn.Sequential(*[Block(d) for _ in range(3)], nn.Linear(d, 4)).to(device)
     for block in model[:3]:
         fully_shard(block)
     fully_shard(model, reshard_after_forward=False)
@@ -36,8 +50,8 @@ def main():
     for step in range(5):
         for micro in range(accum):
             model.set_requires_gradient_sync(micro == accum - 1)
-            x = torch.randn(8, d)
-            y = torch.randint(0, 4, (8,))
+            x = torch.randn(8, d, device=device)
+            y = torch.randint(0, 4, (8,), device=device)
             nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
         opt.zero_grad()
