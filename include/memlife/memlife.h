@@ -35,8 +35,9 @@ MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
  * `address`: the holder a finding about that storage names. Lines after the
  * first (`\n`-separated `file:line`) name the program lines that store
  * into the path's container (`history.append(loss)`). A container that
- * evicts by itself carries its bound after its name, `<deque maxlen=N>` or
- * `<_lru_cache_wrapper maxsize=N>`: growth it holds is bounded. */
+ * evicts by itself carries its bound after its name as `<Type key=N>`
+ * (`<deque maxlen=N>`, `<_lru_cache_wrapper maxsize=N>`,
+ * `<LBFGS history_size=N>`): growth it holds is bounded. */
 MEMLIFE_API void memlife_holder(const void* address, const char* path);
 
 /* Asks for a census of live tensors and storages now. */

@@ -170,14 +170,21 @@ void name_holders(std::vector<Finding>& findings,
 namespace {
 
 // The bound a holder path declares (`maxlen=10000` from
-// `main().buffer<deque maxlen=10000>[*]`), empty when none.
+// `main().buffer<deque maxlen=10000>[*]`): the walk writes a container that
+// evicts by itself as `<Type key=N>` (a deque's maxlen, an lru_cache's
+// maxsize, LBFGS's history_size); empty when none.
 std::string bound_of(std::string_view path) {
-  for (std::string_view marker : {"<deque maxlen=", "<_lru_cache_wrapper maxsize="}) {
-    const size_t at = path.find(marker);
-    if (at == std::string_view::npos) continue;
-    const size_t begin = at + 1 + marker.find(' ');
-    const size_t end = path.find('>', begin);
-    if (end != std::string_view::npos) return std::string(path.substr(begin, end - begin));
+  for (size_t open = path.find('<'); open != std::string_view::npos;
+       open = path.find('<', open + 1)) {
+    const size_t close = path.find('>', open);
+    if (close == std::string_view::npos) break;
+    const std::string_view inside = path.substr(open + 1, close - open - 1);
+    const size_t space = inside.find(' '), equals = inside.find('=');
+    if (space == std::string_view::npos || equals == std::string_view::npos || equals < space)
+      continue;
+    const std::string_view number = inside.substr(equals + 1);
+    if (!number.empty() && number.find_first_not_of("0123456789") == std::string_view::npos)
+      return std::string(inside.substr(space + 1));
   }
   return {};
 }

@@ -216,6 +216,9 @@ class _Walk:
                 if not k.startswith("__"):
                     self.push(v, f"{obj.__qualname__}.{k}")
             return
+        if isinstance(obj, torch.optim.LBFGS):
+            # Its state keeps the last history_size curvature pairs.
+            path += f"<LBFGS history_size={obj.param_groups[0]['history_size']}>"
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
             for k, v in list(attrs.items()):

@@ -341,6 +341,27 @@ TEST(StepGrowth, GrowthABoundedContainerHoldsIsSetAside) {
   EXPECT_EQ(p.growth_set_aside[0]["path"], "__main__.buffer<deque maxlen=100>[*]");
 }
 
+TEST(StepGrowth, AnyDeclaredBoundCounts) {
+  // The walk writes every bound as <Type key=N>: LBFGS keeps its last
+  // history_size curvature pairs.
+  Synth s;
+  const uint64_t site = s.stack("lbfgs.py", 23, "closure");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4096, site);
+    if (step == 8)
+      for (uint64_t k = 1; k <= 8; ++k)
+        s.holder(kA + k * 0x10000,
+                 "main().opt<LBFGS history_size=100>.state[<Parameter>]['old_dirs'][" +
+                     std::to_string(k - 1) + "]",
+                 step);
+    s.step(step);
+  }
+  const ProcessAnalysis p = s.analyze();
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["bound"], "history_size=100");
+}
+
 TEST(StepGrowth, GrowthMostlyOutsideTheBoundedContainerIsStillALeak) {
   // 7 of 8 allocations (87.5 %) in the deque: the rest grows unbounded.
   const ProcessAnalysis p = growth_held_partly_by_a_bounded_deque(7);
@@ -352,8 +373,8 @@ TEST(StepGrowth, GrowthMostlyOutsideTheBoundedContainerIsStillALeak) {
 // with `kept`, the program appends each to a list the walk names.
 ProcessAnalysis collective_buffers_growing(bool kept) {
   Synth s;
-  const uint64_t hook = s.stack("torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py", 90,
-                                "_compress_hook");
+  const uint64_t hook =
+      s.stack("torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py", 90, "_compress_hook");
   for (uint64_t step = 1; step <= 8; ++step) {
     const uint64_t address = kA + step * 0x10000;
     s.alloc(address, 4096, hook);
@@ -577,6 +598,41 @@ TEST(StepGrowth, CacheFilledInTheFirstEpochThenFlatIsSteady) {
     s.step(step);
   }
   EXPECT_TRUE(of_kind(s.analyze(true, {.warmup_steps = 0}), kStepGrowth).empty());
+}
+
+// One allocation per step, all freed after every `cycle` steps for the
+// first `cycles` cycles; then `tail` more steps without a release.
+ProcessAnalysis accumulate_and_release(uint64_t cycle, uint64_t cycles, uint64_t tail) {
+  Synth s;
+  const uint64_t site = s.stack("train.py", 24, "main");
+  std::vector<uint64_t> live;
+  uint64_t address = kA, step = 0;
+  for (uint64_t c = 0; c < cycles; ++c) {
+    for (uint64_t i = 0; i < cycle; ++i) {
+      s.alloc(address += 0x10000, 512, site);
+      live.push_back(address);
+      s.step(++step);
+    }
+    for (uint64_t a : live) s.free(a);  // metric.reset() at the epoch's end
+    live.clear();
+  }
+  for (uint64_t i = 0; i < tail; ++i) {
+    s.alloc(address += 0x10000, 512, site);
+    s.step(++step);
+  }
+  return s.analyze();
+}
+
+TEST(StepGrowth, EpochLevelMetricStateResetEachEpochIsACycle) {
+  // torchmetrics' AUROC keeps each batch's predictions until compute() and
+  // reset(): 12 steps up, all released, 12 up again, ...
+  EXPECT_TRUE(of_kind(accumulate_and_release(12, 2, 12), kStepGrowth).empty());
+}
+
+TEST(StepGrowth, GrowthPastAnEarlierReleasedLevelIsALeak) {
+  // Released once after 6 steps, then growing for 18: twice the level
+  // ever released.
+  EXPECT_EQ(of_kind(accumulate_and_release(6, 1, 18), kStepGrowth).size(), 1u);
 }
 
 TEST(StepGrowth, StateMadeOnceAndSawtoothAreSteady) {

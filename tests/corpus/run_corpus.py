@@ -66,6 +66,9 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "best_model_snapshot": PYTHON_LAUNCH,
     "hf_trainer_eval_metrics": PYTHON_LAUNCH,
     "compiled_optimizer": PYTHON_LAUNCH,
+    "lbfgs_fit": PYTHON_LAUNCH,
+    "torchmetrics_epoch_auroc": PYTHON_LAUNCH,
+    "parametrize_spectral": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

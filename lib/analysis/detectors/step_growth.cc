@@ -22,6 +22,14 @@ GrowthTrend growth_trend(const std::vector<uint64_t>& v, uint64_t min_increases)
   // per-step bytes go up and down has as many falls as rises.
   const uint64_t top = *std::max_element(v.begin(), v.end());
   if (v.back() == 0 || v.back() < top - top / 10) return t;
+  // Bytes that were at this level before and then released at least half
+  // of it accumulate and release in cycles (an epoch-level metric's state
+  // until its reset, a buffer flushed every N steps): not a leak.
+  bool was_high = false;
+  for (size_t i = 0; i + 1 < v.size(); ++i) {
+    if (v[i] >= v.back() - v.back() / 10) was_high = true;
+    if (was_high && v[i + 1] <= v.back() / 2) return t;
+  }
   size_t low = 0;
   for (size_t i = 1; i < v.size(); ++i)
     if (v[i] < v[low]) low = i;
