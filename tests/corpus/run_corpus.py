@@ -69,6 +69,10 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "lbfgs_fit": PYTHON_LAUNCH,
     "torchmetrics_epoch_auroc": PYTHON_LAUNCH,
     "parametrize_spectral": PYTHON_LAUNCH,
+    "accelerate_loop": PYTHON_LAUNCH,
+    "hf_trainer_best_checkpoint": PYTHON_LAUNCH,
+    "lightning_checkpoint_predict": PYTHON_LAUNCH,
+    "custom_autograd_ema": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
