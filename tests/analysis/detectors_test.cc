@@ -586,6 +586,23 @@ TEST(StepGrowth, GrowthEverySecondStepIsFound) {
   EXPECT_EQ(found[0].evidence["stacks"][0][0]["line"], 30);
 }
 
+TEST(StepGrowth, SitesKeptTogetherAreOneLeakThoughOneStartsAMarkLater) {
+  // metric.update(probs, y) keeps both: y is made before the step's mark,
+  // probs after it, so probs's site first rises one mark later.
+  Synth s;
+  const uint64_t target = s.stack("train.py", 36, "main");
+  const uint64_t preds = s.stack("train.py", 42, "main");
+  uint64_t address = kA;
+  for (uint64_t step = 1; step <= 12; ++step) {
+    s.alloc(address += 0x10000, 4096, target);
+    s.step(step);
+    s.alloc(address += 0x10000, 2048, preds);
+  }
+  const auto found = of_kind(s.analyze(true, {.warmup_steps = 0}), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["sites"].size(), 2u);
+}
+
 TEST(StepGrowth, CacheFilledInTheFirstEpochThenFlatIsSteady) {
   // A Dataset memoizing its samples: one per step for the first 16 steps
   // (a third of the run), flat for the 32 after. Rising at a third of the

@@ -4,6 +4,7 @@
 // allocates and frees the same amount per step, so its live bytes per site
 // stay flat at the marks.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -59,6 +60,14 @@ GrowthTrend growth_trend(const std::vector<uint64_t>& v, uint64_t min_increases)
 }
 
 namespace {
+
+// Whether two sites' rises (sorted mark indices) are the same but for a
+// tenth of them: they grew together.
+bool rose_together(const std::vector<size_t>& a, const std::vector<size_t>& b) {
+  std::vector<size_t> both;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+  return 10 * both.size() >= 9 * std::max(a.size(), b.size());
+}
 
 // An allocation of a site that was still live at a post-warm-up step mark
 // it was made before: what a growth window retains.
@@ -153,7 +162,9 @@ class StepGrowth final : public Detector {
   void finish(const Model& m, bool, StackResolver& stacks, std::vector<Finding>& out) override {
     // Sites that rose at the same marks grew together: one leak (a list of
     // losses keeps every op's saved tensors of each step), one finding.
-    std::map<std::vector<size_t>, std::vector<Growing>> leaks;
+    // "The same" allows the edges to differ: a site whose allocation comes
+    // after the step mark starts rising one mark later than its partner.
+    std::vector<std::vector<Growing>> leaks;
     for (size_t site_index = 0; site_index < sites_.size(); ++site_index) {
       const Site& s = sites_[site_index];
       // A site with no Python frame cannot be placed in the program: a
@@ -174,14 +185,22 @@ class StepGrowth final : public Detector {
       if (!g.trend.grows) continue;
       for (size_t i = g.trend.begin + 1; i <= g.trend.end; ++i)
         if (g.v[i] > g.v[i - 1]) g.rises.push_back(g.offset + i);
-      leaks[g.rises].push_back(std::move(g));
+      auto together = std::find_if(leaks.begin(), leaks.end(), [&](const auto& leak) {
+        return rose_together(leak.front().rises, g.rises);
+      });
+      if (together == leaks.end()) {
+        leaks.emplace_back();
+        together = leaks.end() - 1;
+      }
+      together->push_back(std::move(g));
     }
-    for (auto& [rises, sites] : leaks) {
+    for (auto& sites : leaks) {
       // The biggest site first: its stack leads the evidence.
       std::sort(sites.begin(), sites.end(), [](const Growing& a, const Growing& b) {
         return a.v[a.trend.end] > b.v[b.trend.end];
       });
       const Growing& lead = sites.front();
+      const std::vector<size_t>& rises = lead.rises;
       const size_t begin = lead.offset + lead.trend.begin, end = lead.offset + lead.trend.end;
       const StepMark& from = sampled_[begin];
       const StepMark& to = sampled_[end];
