@@ -39,7 +39,21 @@ for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2
     --nproc_per_node=$NGPU tests/corpus/clean/$p.py
 done
 
+# torchmetrics is not in the device image: its pure-Python wheels (and
+# lightning-utilities') come in .whl/tm, carried (pip download here).
+if ls .whl/tm/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tm-site .whl/tm/*.whl
+  export PYTHONPATH=$PYTHONPATH:/tmp/tm-site
+fi
+for p in lbfgs_fit torchmetrics_epoch_auroc; do
+  MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
+done
+
 say leaky GPU programs
+# The torchmetrics leak and its fix on CUDA; the program prints the bytes
+# its metric keeps ("retained N").
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_torchmetrics_never_reset python3 tests/corpus/leaky/torchmetrics_never_reset.py
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_torchmetrics_reset python3 tests/corpus/leaky/torchmetrics_never_reset.py --fixed
 scenario gpu_train_leak python3 scripts/device/gpu_train_loop.py leak
 scenario seed001_unwaited python3 scripts/device/seed001_collectives.py unwaited
 scenario seed000_set_data python3 scripts/device/seed000_release.py set_data

@@ -91,6 +91,10 @@ GPU_CORPUS = {
     "nccl_dist_futures_wait_all": [],
     "nccl_dist_overlap_grad_hooks": [],
     "nccl_fsdp2_ckpt_accum": [],
+    "cuda_torchmetrics_epoch_auroc": [],  # list states reset each epoch: a cycle
+    "cuda_torchmetrics_reset": [],  # tests/corpus/leaky/torchmetrics_never_reset.py --fixed
+    # never reset: the program printed "retained 184320" (its metric's states)
+    "cuda_torchmetrics_never_reset": [("step_growth", 184_320)],
     "gpu_train_leak": [("step_growth", None)],  # keeps its loss tensors; bytes below
     "seed001_unwaited": [("unwaited_collective", 5 * 4 * 1024 * 1024)],
     "seed000_set_data": [("residual_view", 12_595_200)],

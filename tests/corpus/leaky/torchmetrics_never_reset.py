@@ -11,6 +11,7 @@
 #
 # Here a training loop tracks AUROC of each batch and logs it per epoch.
 # Leaky: compute() only.  --fixed: compute() then reset(), as #582 does.
+import os
 import sys
 
 import torch
@@ -19,6 +20,7 @@ from torchmetrics.classification import BinaryAUROC
 
 from _truth import distinct_storage_bytes, write_truth
 
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 EPOCHS = 3
 STEPS = 10
 BATCH = 512
@@ -27,12 +29,12 @@ BATCH = 512
 def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1)).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    auroc = BinaryAUROC()
+    auroc = BinaryAUROC().to(DEVICE)
     for epoch in range(EPOCHS):
         for step in range(STEPS):
-            x = torch.randn(BATCH, 32)
+            x = torch.randn(BATCH, 32, device=DEVICE)
             y = (x[:, 0] > 0).long()  # LEAK-ALLOC (kept as the metric's target)
             logits = model(x).squeeze(1)
             loss = nn.functional.binary_cross_entropy_with_logits(logits, y.float())
