@@ -234,6 +234,18 @@ std::string summary_table_raw(const json& report) {
                   p.value("allocations", json(0)).dump().c_str(),
                   p.value("truncated", false) ? "  TRUNCATED" : "");
     out << line;
+    // Growth judged no leak is said, not dropped silently.
+    for (const json& g : p.value("growth_set_aside", json::array())) {
+      const std::string why = g.value("why", "");
+      std::string reason = why;
+      if (why == "bounded") reason = "bounded, " + g.value("bound", "");
+      if (why == "collective_buffers")
+        reason = "collective buffers the backend keeps until it reaps their works";
+      out << "    growth set aside (" << reason
+          << "): " << format_bytes(g.value("bytes", uint64_t{0}));
+      if (g.contains("path")) out << " held by " << g.value("path", "");
+      out << "\n";
+    }
   }
   if (report["findings"].empty()) return out.str();
   std::snprintf(line, sizeof line, "  %-20s %-8s %-6s %-12s %-6s %s\n", "KIND", "SEVERITY", "RANK",

@@ -362,6 +362,17 @@ TEST(StepGrowth, AnyDeclaredBoundCounts) {
   EXPECT_EQ(p.growth_set_aside[0]["bound"], "history_size=100");
 }
 
+TEST(StepGrowth, SummarySaysWhatGrowthWasSetAside) {
+  std::vector<ProcessAnalysis> ps = {growth_held_partly_by_a_bounded_deque(8)};
+  const nlohmann::json r = make_report(ps);
+  std::string error;
+  ASSERT_TRUE(validate_report(r, error)) << error;
+  EXPECT_NE(summary_table(r).find("growth set aside (bounded, maxlen=100): 32.0 KiB held by "
+                                  "__main__.buffer<deque maxlen=100>[*]"),
+            std::string::npos)
+      << summary_table(r);
+}
+
 TEST(StepGrowth, GrowthMostlyOutsideTheBoundedContainerIsStillALeak) {
   // 7 of 8 allocations (87.5 %) in the deque: the rest grows unbounded.
   const ProcessAnalysis p = growth_held_partly_by_a_bounded_deque(7);
