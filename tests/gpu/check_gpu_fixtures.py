@@ -103,11 +103,21 @@ GPU_CORPUS = {
 GPU_TRAIN_LEAK_BYTES = 48  # the program printed leaked_bytes 48: 12 losses kept, 4 B each
 
 
+_corpus_reports = {}
+
+
+def corpus_report(name):
+    """The report of traces/gpu/corpus/NAME, analyzed once."""
+    if name not in _corpus_reports:
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            subprocess.run([memlife, "analyze", str(traces / "corpus" / name), "-o", out.name],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _corpus_reports[name] = json.load(open(out.name))
+    return _corpus_reports[name]
+
+
 def corpus_findings(name):
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([memlife, "analyze", str(traces / "corpus" / name), "-o", out.name],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return json.load(open(out.name))["findings"]
+    return corpus_report(name)["findings"]
 
 
 for name, wanted in GPU_CORPUS.items():
@@ -126,11 +136,7 @@ for name, wanted in GPU_CORPUS.items():
                    f"corpus/{name}: {kind} of {f['bytes']} B, the program measured {nbytes} B")
 
 def corpus_set_aside(name):
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([memlife, "analyze", str(traces / "corpus" / name), "-o", out.name],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return [e["why"] for p in json.load(open(out.name))["processes"]
-                for e in p.get("growth_set_aside", [])]
+    return [e["why"] for p in corpus_report(name)["processes"] for e in p.get("growth_set_aside", [])]
 
 
 # What was found and is no leak: the NCCL fp16 comm hook's compressed
