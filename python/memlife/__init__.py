@@ -172,6 +172,19 @@ def _notify_waited(tensors) -> None:
         pass
 
 
+def _wrap(owner, name, make):
+    """Replaces owner.NAME by make(original), marked so that installing
+    twice wraps once; returns the wrapper."""
+    original = getattr(owner, name)
+    wrapper = make(original)
+    wrapper._memlife_wrapped = True
+    wrapper.__wrapped__ = original
+    wrapper.__doc__ = original.__doc__
+    wrapper.__name__ = original.__name__
+    setattr(owner, name, wrapper)
+    return wrapper
+
+
 def _install_work_wait() -> bool:
     """Wraps c10d's Work.wait, whose C++ side fires no RecordFunction, and
     the waits of the futures a program takes from works (work.get_future()):
@@ -187,14 +200,6 @@ def _install_work_wait() -> bool:
         return False
     if getattr(Work.wait, "_memlife_wrapped", False):
         return True
-
-    def wrap(cls, name, make):
-        original = getattr(cls, name)
-        wrapper = make(original)
-        wrapper._memlife_wrapped = True
-        wrapper.__doc__ = original.__doc__
-        wrapper.__wrapped__ = original
-        setattr(cls, name, wrapper)
 
     def work_wait(original):
         def wait(self, *args, **kwargs):
@@ -230,10 +235,10 @@ def _install_work_wait() -> bool:
             return original(self, completed_first(callback))
         return add_done_callback
 
-    wrap(Work, "wait", work_wait)
-    wrap(Future, "wait", future_wait)
-    wrap(Future, "then", future_then)
-    wrap(Future, "add_done_callback", future_add_done_callback)
+    _wrap(Work, "wait", work_wait)
+    _wrap(Future, "wait", future_wait)
+    _wrap(Future, "then", future_then)
+    _wrap(Future, "add_done_callback", future_add_done_callback)
     return True
 
 
@@ -252,21 +257,19 @@ def _install_set_rank() -> bool:
         return True
     set_rank = _api.set_rank
 
-    def init_process_group(*args, **kwargs):
-        result = original(*args, **kwargs)
-        try:
-            set_rank(int(dist.get_rank()), int(dist.get_world_size()))
-        except Exception:  # never change the program's behaviour
-            pass
-        return result
+    def reporting_rank(init):
+        def init_process_group(*args, **kwargs):
+            result = init(*args, **kwargs)
+            try:
+                set_rank(int(dist.get_rank()), int(dist.get_world_size()))
+            except Exception:  # never change the program's behaviour
+                pass
+            return result
+        return init_process_group
 
-    init_process_group._memlife_wrapped = True
-    init_process_group.__wrapped__ = original
-    init_process_group.__doc__ = original.__doc__
-    init_process_group.__name__ = original.__name__
-    c10d.init_process_group = init_process_group
+    wrapper = _wrap(c10d, "init_process_group", reporting_rank)
     if getattr(dist, "init_process_group", None) is original:
-        dist.init_process_group = init_process_group
+        dist.init_process_group = wrapper
     return True
 
 
@@ -295,20 +298,19 @@ def _install_comm_hook_marks() -> bool:
     mark = _api.lib.memlife_mark
     begin, end = COMM_HOOK_BEGIN.encode(), COMM_HOOK_END.encode()
 
-    def register_comm_hook(reducer, state, hook):
-        def hook_marked(hook_state, bucket):
-            mark(begin)
-            try:
-                return hook(hook_state, bucket)
-            finally:
-                mark(end)
+    def marking_hook_calls(register):
+        def register_comm_hook(reducer, state, hook):
+            def hook_marked(hook_state, bucket):
+                mark(begin)
+                try:
+                    return hook(hook_state, bucket)
+                finally:
+                    mark(end)
 
-        return original(reducer, state, hook_marked)
+            return register(reducer, state, hook_marked)
+        return register_comm_hook
 
-    register_comm_hook._memlife_wrapped = True
-    register_comm_hook.__wrapped__ = original
-    register_comm_hook.__doc__ = original.__doc__
-    dist._register_comm_hook = register_comm_hook
+    _wrap(dist, "_register_comm_hook", marking_hook_calls)
     return True
 
 
