@@ -316,8 +316,9 @@ TEST(StepGrowth, NamesTheLineThatKeepsTheMemory) {
 }
 
 // Eight steps of growth at one site; at step 8 the walk finds `bounded`
-// of the allocations in a deque with a maxlen and the rest in a list.
-ProcessAnalysis growth_held_partly_by_a_bounded_deque(uint64_t bounded) {
+// of the allocations under `bounded_path` (a container with a declared
+// bound) and the rest in a list.
+ProcessAnalysis growth_held_partly_by(const std::string& bounded_path, uint64_t bounded) {
   Synth s;
   const uint64_t fwd = s.stack("train.py", 12, "forward");
   for (uint64_t step = 1; step <= 8; ++step) {
@@ -325,12 +326,16 @@ ProcessAnalysis growth_held_partly_by_a_bounded_deque(uint64_t bounded) {
     if (step == 8)
       for (uint64_t kept = 1; kept <= 8; ++kept)
         s.holder(kA + kept * 0x10000,
-                 (kept <= bounded ? "__main__.buffer<deque maxlen=100>[" : "__main__.seen[") +
+                 (kept <= bounded ? bounded_path : std::string("__main__.seen")) + "[" +
                      std::to_string(kept - 1) + "]",
                  step);
     s.step(step);
   }
   return s.analyze();
+}
+
+ProcessAnalysis growth_held_partly_by_a_bounded_deque(uint64_t bounded) {
+  return growth_held_partly_by("__main__.buffer<deque maxlen=100>", bounded);
 }
 
 TEST(StepGrowth, GrowthABoundedContainerHoldsIsSetAside) {
@@ -344,19 +349,8 @@ TEST(StepGrowth, GrowthABoundedContainerHoldsIsSetAside) {
 TEST(StepGrowth, AnyDeclaredBoundCounts) {
   // The walk writes every bound as <Type key=N>: LBFGS keeps its last
   // history_size curvature pairs.
-  Synth s;
-  const uint64_t site = s.stack("lbfgs.py", 23, "closure");
-  for (uint64_t step = 1; step <= 8; ++step) {
-    s.alloc(kA + step * 0x10000, 4096, site);
-    if (step == 8)
-      for (uint64_t k = 1; k <= 8; ++k)
-        s.holder(kA + k * 0x10000,
-                 "main().opt<LBFGS history_size=100>.state[<Parameter>]['old_dirs'][" +
-                     std::to_string(k - 1) + "]",
-                 step);
-    s.step(step);
-  }
-  const ProcessAnalysis p = s.analyze();
+  const ProcessAnalysis p =
+      growth_held_partly_by("main().opt<LBFGS history_size=100>.state[<Parameter>]['old_dirs']", 8);
   EXPECT_TRUE(p.findings.empty());
   ASSERT_EQ(p.growth_set_aside.size(), 1u);
   EXPECT_EQ(p.growth_set_aside[0]["bound"], "history_size=100");
