@@ -185,6 +185,9 @@ enum CollectiveFlags : uint32_t {
   kCollectiveAsync = 1u << 0,       // returned a Work / async_op=True
   kCollectiveFunctional = 1u << 1,  // _c10d_functional: needs wait_tensor
   kCollectiveNccl = 1u << 2,        // seen at the NCCL entry point
+  // A send or receive between two ranks: outside its group's collective
+  // order (one rank sends while its peer receives).
+  kCollectivePointToPoint = 1u << 3,
 };
 
 enum class WaitHow : uint8_t {
@@ -200,7 +203,9 @@ enum class MarkKind : uint8_t {
   kExpectFreed = 2,  // the program says storage_id/address must die soon
   kHolder = 3,       // a Python reference path reaches the storage at address; the
                      // label is the path, then `\n`-separated `file:line`s of the
-                     // program lines that store into the path's container
+                     // program lines that store into the path's container.
+                     // Address 0: a walk ended, complete when it has no label
+                     // (see memlife_holder)
 };
 
 enum class DeathHow : uint8_t {

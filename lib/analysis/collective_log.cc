@@ -3,10 +3,16 @@
 #include <unordered_map>
 
 namespace memlife::analysis {
+namespace {
+
+// c10d's name of the default process group (init_process_group's).
+constexpr std::string_view kDefaultGroupName = "0";
+
+}  // namespace
 
 std::string comparable_group(std::string_view group,
                              std::unordered_map<std::string, int>& nccl_comms) {
-  if (group.empty()) return "default";
+  if (group.empty() || group == kDefaultGroupName) return "default";
   // The recorder names NCCL communicators "nccl:0x<comm> rank r/N": the
   // pointer and the rank differ between ranks, the size does not.
   if (group.rfind("nccl:0x", 0) != 0) return std::string(group);
@@ -19,7 +25,13 @@ std::string comparable_group(std::string_view group,
 }
 
 void CollectiveLog::on_collective_call(const Model&, const Collective& c, bool) {
-  Call call{c.id, c.op_string, c.group_string, c.stack_id, c.bytes, c.issued};
+  Call call{c.id,
+            c.op_string,
+            c.group_string,
+            c.stack_id,
+            c.bytes,
+            c.issued,
+            (c.flags & kCollectivePointToPoint) != 0};
   for (uint64_t child : c.layers) {
     auto it = index_.find(child);
     if (it == index_.end()) continue;
@@ -35,7 +47,7 @@ void CollectiveLog::finish(const Model& m, bool, StackResolver& stacks, std::vec
   std::unordered_map<std::string, int> nccl_comms;
   std::unordered_map<uint64_t, std::pair<nlohmann::json, std::string>> stack_cache;
   for (const Call& c : calls_) {
-    if (c.adopted) continue;
+    if (c.adopted || c.point_to_point) continue;
     CollectiveCall out;
     out.group = comparable_group(m.str(c.group_string), nccl_comms);
     out.op = std::string(m.str(c.op_string));

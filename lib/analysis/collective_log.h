@@ -1,6 +1,8 @@
 // The collectives a process called, one entry per user call (the layers of
 // a call folded by CollectiveNesting), in issue order, with the group they
 // ran on: what the cross-rank sequence check compares between ranks.
+// Sends and receives are left out: a pipeline's rank sends while its peer
+// receives, and c10d orders them apart from the group's collectives.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,7 +15,8 @@
 namespace memlife::analysis {
 
 struct CollectiveCall {
-  // Comparable between ranks: "default" for c10d ops on no named group,
+  // Comparable between ranks: "default" for the default group (c10d names
+  // it "0"; traces that named no group), other groups by their c10d name,
   // NCCL communicators by order of first use ("nccl comm #0 of 4 ranks").
   std::string group;
   std::string op;
@@ -38,6 +41,7 @@ class CollectiveLog final : public Detector {
   struct Call {
     uint64_t id, op_string, group_string, stack_id, bytes;
     When issued;
+    bool point_to_point = false;
     bool adopted = false;
   };
   std::vector<CollectiveCall>& out_;

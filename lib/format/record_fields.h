@@ -83,10 +83,11 @@ inline constexpr std::array<FlagName, 4> kTensorFlagNames = {
      {kTensorAliases, "aliases"},
      {kTensorRequiresGrad, "requires_grad"},
      {kTensorFromInput, "from_input"}}};
-inline constexpr std::array<FlagName, 3> kCollectiveFlagNames = {
+inline constexpr std::array<FlagName, 4> kCollectiveFlagNames = {
     {{kCollectiveAsync, "async"},
      {kCollectiveFunctional, "functional"},
-     {kCollectiveNccl, "nccl"}}};
+     {kCollectiveNccl, "nccl"},
+     {kCollectivePointToPoint, "point_to_point"}}};
 inline constexpr std::array<FlagName, 1> kEndFlagNames = {{{kEndSignal, "signal"}}};
 
 // The recorder encodes in its hooks: each description must fold into the

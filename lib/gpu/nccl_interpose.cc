@@ -131,7 +131,8 @@ void forget_comm(ncclComm_t comm) {
 enum class Sizing { kSame, kGather, kScatter };
 
 void record_issue(const char* op, const void* send, const void* recv, size_t count,
-                  ncclDataType_t dtype, Sizing sizing, ncclComm_t comm, cudaStream_t stream) {
+                  ncclDataType_t dtype, Sizing sizing, ncclComm_t comm, cudaStream_t stream,
+                  bool point_to_point = false) {
   using namespace memlife;
   rec::ReentryGuard guard;
   if (!guard.entered()) return;
@@ -158,6 +159,7 @@ void record_issue(const char* op, const void* send, const void* recv, size_t cou
   r.send_address = reinterpret_cast<uint64_t>(send);
   r.recv_address = reinterpret_cast<uint64_t>(recv);
   r.flags = kCollectiveNccl | kCollectiveAsync;
+  if (point_to_point) r.flags |= kCollectivePointToPoint;
   rec::emit(*w, r);
   gpu::stream_waits().note_collective(r.stream, r.collective_id);
 }
@@ -240,7 +242,7 @@ MEMLIFE_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDat
                                      int peer, ncclComm_t comm, cudaStream_t stream) {
   MEMLIFE_REAL(ncclSend, decltype(&ncclSend));
   if (ncclSend_real == nullptr) return kNcclSystemError;
-  record_issue("nccl:Send", sendbuff, nullptr, count, datatype, Sizing::kSame, comm, stream);
+  record_issue("nccl:Send", sendbuff, nullptr, count, datatype, Sizing::kSame, comm, stream, true);
   return ncclSend_real(sendbuff, count, datatype, peer, comm, stream);
 }
 
@@ -248,7 +250,7 @@ MEMLIFE_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_
                                      int peer, ncclComm_t comm, cudaStream_t stream) {
   MEMLIFE_REAL(ncclRecv, decltype(&ncclRecv));
   if (ncclRecv_real == nullptr) return kNcclSystemError;
-  record_issue("nccl:Recv", nullptr, recvbuff, count, datatype, Sizing::kSame, comm, stream);
+  record_issue("nccl:Recv", nullptr, recvbuff, count, datatype, Sizing::kSame, comm, stream, true);
   return ncclRecv_real(recvbuff, count, datatype, peer, comm, stream);
 }
 

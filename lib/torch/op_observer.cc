@@ -5,6 +5,12 @@
 #include <ATen/record_function.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
+#if __has_include(<torch/csrc/distributed/c10d/ProcessGroup.hpp>)
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#define MEMLIFE_HAVE_C10D_PROCESS_GROUP 1
+#else
+#define MEMLIFE_HAVE_C10D_PROCESS_GROUP 0  // torch built without distributed: groups unnamed
+#endif
 
 #include <atomic>
 #include <cstring>
@@ -24,27 +30,32 @@ namespace {
 constexpr std::string_view kOptimizerStepPrefix = "Optimizer.step#";
 constexpr std::string_view kEngineNodePrefix = "autograd::engine::evaluate_function:";
 
-// Dispatcher ops of c10d that start a collective.
-constexpr std::string_view kCollectiveOps[] = {
-    "c10d::allreduce_",
-    "c10d::allreduce_coalesced_",
-    "c10d::allgather_",
-    "c10d::_allgather_base_",
-    "c10d::allgather_coalesced_",
-    "c10d::allgather_into_tensor_coalesced_",
-    "c10d::reduce_scatter_",
-    "c10d::_reduce_scatter_base_",
-    "c10d::reduce_scatter_tensor_coalesced_",
-    "c10d::broadcast_",
-    "c10d::reduce_",
-    "c10d::gather_",
-    "c10d::scatter_",
-    "c10d::alltoall_",
-    "c10d::alltoall_base_",
-    "c10d::barrier",
-    "c10d::send",
-    "c10d::recv_",
-    "c10d::recv_any_source_",
+// Dispatcher ops of c10d that start a collective, and whether each is a
+// send or receive between two ranks (not in its group's collective order).
+struct CollectiveOp {
+  std::string_view name;
+  bool point_to_point = false;
+};
+constexpr CollectiveOp kCollectiveOps[] = {
+    {"c10d::allreduce_"},
+    {"c10d::allreduce_coalesced_"},
+    {"c10d::allgather_"},
+    {"c10d::_allgather_base_"},
+    {"c10d::allgather_coalesced_"},
+    {"c10d::allgather_into_tensor_coalesced_"},
+    {"c10d::reduce_scatter_"},
+    {"c10d::_reduce_scatter_base_"},
+    {"c10d::reduce_scatter_tensor_coalesced_"},
+    {"c10d::broadcast_"},
+    {"c10d::reduce_"},
+    {"c10d::gather_"},
+    {"c10d::scatter_"},
+    {"c10d::alltoall_"},
+    {"c10d::alltoall_base_"},
+    {"c10d::barrier"},
+    {"c10d::send", true},
+    {"c10d::recv_", true},
+    {"c10d::recv_any_source_", true},
 };
 
 // Collectives issued and not waited yet, by the storage of their outputs.
@@ -69,6 +80,36 @@ bool any_input_pending(const OpFrame& f) {
     }
   }
   return false;
+}
+
+// The group a collective runs on, as c10d names it ("0" for the default
+// group, "1", ... for new_group's): the functional ops pass the name as a
+// string, read when they end; the c10d ops their ProcessGroup, read when
+// they begin (the kernel takes its inputs). Ranks order collectives per
+// group: two groups' calls interleave differently on each rank (a
+// checkpoint thread's group beside the training's).
+uint64_t process_group_name(const c10::IValue& v) {
+#if MEMLIFE_HAVE_C10D_PROCESS_GROUP
+  // A hook must never throw into the program: another class than c10d's
+  // ProcessGroup (a torch with another layout) leaves the group unnamed.
+  try {
+    if (v.isCustomClass()) {
+      if (auto pg = v.toCustomClass<c10d::ProcessGroup>())
+        return rec::intern_string(pg->getGroupName());
+    }
+  } catch (...) {
+  }
+#else
+  (void)v;
+#endif
+  return 0;
+}
+
+uint64_t functional_group_name(c10::ArrayRef<c10::IValue> inputs) {
+  for (const c10::IValue& v : inputs) {
+    if (v.isString()) return rec::intern_string(v.toStringRef());
+  }
+  return 0;
 }
 
 OpName classify(const at::RecordFunction& fn, const char* name) {
@@ -104,8 +145,10 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
              n.substr(0, 27) == "_c10d_functional_autograd::") {
     result.kind = OpKind::kFunctionalCollective;
   } else {
-    for (std::string_view c : kCollectiveOps) {
-      if (n == c) result.kind = OpKind::kCollective;
+    for (const CollectiveOp& c : kCollectiveOps) {
+      if (n != c.name) continue;
+      result.kind = OpKind::kCollective;
+      result.point_to_point = c.point_to_point;
     }
   }
   if (result.kind == OpKind::kCollective) {
@@ -115,6 +158,7 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
       for (size_t i = 0; i < args.size(); ++i) {
         if (args[i].name() == "asyncOp" || args[i].name() == "async_op")
           result.async_arg = static_cast<int>(i);
+        if (args[i].name() == "process_group") result.group_arg = static_cast<int>(i);
       }
     }
   }
@@ -257,6 +301,7 @@ void start_op(const at::RecordFunction& fn) {
     }
   }
   f.async = false;
+  f.group_string = 0;
   f.saw_untracked = false;
   f.silenced_nested = false;
   f.input_count = 0;
@@ -269,6 +314,7 @@ void start_op(const at::RecordFunction& fn) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const c10::IValue& v = inputs[i];
     if (static_cast<int>(i) == f.name.async_arg && v.isBool()) f.async = v.toBool();
+    if (static_cast<int>(i) == f.name.group_arg) f.group_string = process_group_name(v);
     for_each_tensor(v, [&](const at::Tensor& t) {
       if (f.input_count == OpFrame::kMaxInputs) return;
       const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
@@ -346,20 +392,14 @@ void issue_collective(rec::ThreadWriter& w, const at::RecordFunction& fn, const 
   format::CollectiveIssueRecord r;
   r.collective_id = rec::next_id();
   r.op_string = f.name.string_id;
-  if (fn.needsInputs()) {
-    // The functional ops name their group in a string argument.
-    for (const c10::IValue& v : fn.inputs()) {
-      if (v.isString()) {
-        r.group_string = rec::intern_string(v.toStringRef());
-        break;
-      }
-    }
-  }
+  r.group_string = f.group_string;
+  if (r.group_string == 0 && fn.needsInputs()) r.group_string = functional_group_name(fn.inputs());
   r.inputs = format::list_of<uint64_t>(f.collective_inputs);
   r.outputs = format::list_of<uint64_t>(outputs);
   r.bytes = bytes;
   r.stack_id = rec::capture_stack(w, 3);
   if (f.name.kind == OpKind::kFunctionalCollective) r.flags |= kCollectiveFunctional;
+  if (f.name.point_to_point) r.flags |= kCollectivePointToPoint;
   if (f.async || f.name.kind == OpKind::kFunctionalCollective) r.flags |= kCollectiveAsync;
   rec::emit(w, r);
   std::lock_guard<std::mutex> lock(g_pending_mutex);

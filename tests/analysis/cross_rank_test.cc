@@ -202,6 +202,63 @@ TEST(CrossRank, RankThatNeverIssuedIsNamed) {
   EXPECT_EQ(found[0].evidence["stacks"].size(), 2u);  // rank 0's #1, rank 1's last call
 }
 
+// A pipeline: rank 0 sends each micro-batch's activations while rank 1
+// receives them, between the all-reduces both make (torch.distributed
+// .pipelining with a gloo group). Sends and receives pair across ranks, not
+// by position in the group's order: no mismatch.
+TEST(CrossRank, SendsAndReceivesAreOutsideTheGroupsOrder) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 2; ++r) {
+    Synth s(r, 20 + r);
+    const uint64_t st = s.stack("pipe.py", 30 + r);
+    uint64_t id = 1;
+    for (int micro = 0; micro < 4; ++micro) {
+      const std::string op = r == 0 ? "c10d::send" : "c10d::recv_";
+      s.in_op(op, [&] { s.issue(id++, op, {}, 4096, st, kCollectivePointToPoint, "0"); });
+    }
+    s.in_op("c10d::allreduce_", [&] { s.issue(id++, "c10d::allreduce_", {}, 64, st, 0, "0"); });
+    ranks.push_back(s.analyze());
+  }
+  for (const Finding& f : collective_mismatches(view(ranks))) ADD_FAILURE() << f.message;
+}
+
+// DCP's async_save runs its collectives on its own group from a background
+// thread: on each rank they fall between the training's all-reduces at
+// another place. Each group keeps its own order; c10d names the default
+// group "0", the same group as a trace that named none.
+TEST(CrossRank, EachGroupKeepsItsOwnOrder) {
+  std::vector<ProcessAnalysis> ranks;
+  for (int r = 0; r < 2; ++r) {
+    Synth s(r, 30 + r);
+    const uint64_t st = s.stack("train.py", 40);
+    uint64_t id = 1;
+    auto allreduce = [&] {
+      s.in_op("c10d::allreduce_", [&] { s.issue(id++, "c10d::allreduce_", {}, 64, st, 0, "0"); });
+    };
+    auto checkpoint_scatter = [&] {
+      s.in_op("c10d::scatter_", [&] { s.issue(id++, "c10d::scatter_", {}, 8, st, 0, "1"); });
+    };
+    allreduce();
+    if (r == 0) checkpoint_scatter();
+    allreduce();
+    if (r == 1) checkpoint_scatter();
+    s.in_op("c10d::barrier", [&] { s.issue(id++, "c10d::barrier", {}, 0, st, 0, ""); });
+    ranks.push_back(s.analyze());
+  }
+  for (const Finding& f : collective_mismatches(view(ranks))) ADD_FAILURE() << f.message;
+  // ... and a real divergence on the default group is still found, named so.
+  std::vector<ProcessAnalysis> diverged;
+  for (int r = 0; r < 2; ++r) {
+    Synth s(r, 40 + r);
+    s.in_op("c10d::allreduce_",
+            [&] { s.issue(1, "c10d::allreduce_", {}, r == 0 ? 64 : 128, 0, 0, "0"); });
+    diverged.push_back(s.analyze());
+  }
+  const auto found = collective_mismatches(view(diverged));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["group"], "default");
+}
+
 TEST(CrossRank, DifferentBytesDiverge) {
   std::vector<ProcessAnalysis> ranks;
   for (int r = 0; r < 2; ++r) {
