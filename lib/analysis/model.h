@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -178,6 +179,14 @@ struct Model {
   // The Python reference path that reached each allocation (by its
   // allocation sequence number) when the program's holders were walked.
   std::unordered_map<uint64_t, HolderPath> holder_of_alloc;
+  // Allocations the walk in progress reached (cleared at each walk's end).
+  std::unordered_set<uint64_t> reached_by_walk;
+  // Allocations whose path a later complete walk no longer found while they
+  // stayed allocated (a frozen TorchScript module's constants, kept by its
+  // compilation unit after the program dropped the module; a reference
+  // cycle awaiting the collector): the path says what held the memory when
+  // it grew, not what holds it at the end.
+  std::unordered_set<uint64_t> holder_gone;
   // c10d collectives C++ code issued and waited (issued_by_cxx), or a DDP
   // communication hook issued for the reducer to wait.
   uint64_t collectives_waited_in_cxx = 0;

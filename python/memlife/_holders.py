@@ -86,6 +86,7 @@ class _Walk:
         self.queue: collections.deque = collections.deque()
         self.deadline = time.monotonic() + MAX_SECONDS
         self.visited = 0
+        self.cut = False  # an autograd graph was too big to walk whole
         self._keep = []  # objects whose ids are in seen_ids stay alive meanwhile
 
     def push(self, obj, path):
@@ -108,7 +109,9 @@ class _Walk:
         module = sys.modules.get(getattr(obj, "__module__", "") or "")
         return module is not None and (module.__name__ == "__main__" or _is_program_module(module))
 
-    def run(self):
+    def run(self) -> bool:
+        """Walks the queue; True when it reached everything (not cut short
+        by MAX_OBJECTS or MAX_SECONDS)."""
         while self.queue and self.visited < MAX_OBJECTS:
             if (self.visited & 1023) == 0 and time.monotonic() > self.deadline:
                 break
@@ -118,6 +121,7 @@ class _Walk:
                 self.visit(obj, path)
             except Exception:  # a container changed under us, a property raised
                 pass
+        return not self.queue and not self.cut
 
     def tensor(self, t, path):
         if not self.storage(t, path):
@@ -156,6 +160,7 @@ class _Walk:
                             self.storage(v, f"{name}.{attr}[{i}]")
             for next_node, _ in getattr(node, "next_functions", ()):
                 stack.append(next_node)
+        self.cut |= bool(stack)
 
     def storage(self, t, path) -> bool:
         """Records the path of the tensor's storage when it is the first to
@@ -245,7 +250,9 @@ def walk(torch, emit) -> int:
     """One walk; returns how many objects it visited. `emit(ptr, label)`
     gets each storage's path, then one line per program line that stores
     into the path's container (``file:line``), found after the walk so that
-    reading sources does not eat the walk's time budget."""
+    reading sources does not eat the walk's time budget; then its end:
+    `emit(0, "")` when it reached everything, `emit(0, "cut")` when its
+    budget cut it short (see memlife_holder in memlife.h)."""
     found = []
     w = _Walk(torch, lambda ptr, path: found.append((ptr, path)))
     main = sys.modules.get("__main__")
@@ -267,11 +274,12 @@ def walk(torch, emit) -> int:
         if name != "__main__" and module is not None and _is_program_module(module):
             for k, v in list(vars(module).items()):
                 w.push(v, f"{name}.{k}")
-    w.run()
+    complete = w.run()
     sites = _StoreSites(_program_files())
     for ptr, path in found:
         lines = sites.for_path(path)
         emit(ptr, "\n".join([path, *lines]) if lines else path)
+    emit(0, "" if complete else "cut")
     return w.visited
 
 

@@ -426,6 +426,34 @@ TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {
   EXPECT_EQ(found[0].message.find("stored at"), std::string::npos);
 }
 
+// Inside a memlife.record() block a walk at step 2 names what the program
+// holds; then the program drops it but the memory stays (a frozen
+// TorchScript module's constants, which its compilation unit keeps). The
+// walk at the block's end reaches everything and no longer finds it: the
+// block's leak names no stale holder. A walk its budget cut short proves
+// nothing: the older path stays.
+TEST(LeakedByBlock, PathAWalkAtTheEndNoLongerFindsIsNotTheHolder) {
+  for (const bool complete : {false, true}) {
+    Synth s;
+    const uint64_t init = s.stack("prog.py", 17, "Net.__init__");
+    s.label(MEMLIFE_BLOCK_BEGIN_PREFIX "1");
+    s.alloc(kA, 20480, init);
+    s.step(1);
+    s.holder(kA, "main().scripted.fc.weight", 2);
+    s.walk_end(true);
+    s.step(2);
+    s.walk_end(complete);  // the block's last walk: found nothing
+    s.label(MEMLIFE_BLOCK_END_PREFIX "1");
+    AnalysisOptions options;
+    options.block = 1;
+    const auto found = of_kind(s.analyze(true, options), kLeakedByBlock);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].evidence.contains("held_by"), !complete) << found[0].evidence.dump();
+    EXPECT_EQ(found[0].message.find("main().scripted") == std::string::npos, complete)
+        << found[0].message;
+  }
+}
+
 TEST(StepGrowth, SteadyLoopDoesNotTrigger) {
   Synth s;
   const uint64_t fwd = s.stack("train.py", 12);

@@ -88,6 +88,12 @@ class Synth {
   void holder(uint64_t address, const std::string& label, uint64_t step = 0) {
     builder_.add(stream, format::MarkRecord{MarkKind::kHolder, step, str(label), 0, address, 0});
   }
+  // The end of a holder walk: memlife_holder(NULL, "") when it reached
+  // everything, (NULL, "cut") when its budget cut it short.
+  void walk_end(bool complete) {
+    builder_.add(stream,
+                 format::MarkRecord{MarkKind::kHolder, 0, complete ? 0 : str("cut"), 0, 0, 0});
+  }
   struct Holder {
     uint64_t storage, address, bytes, use_count;
     std::vector<format::CensusHolder> holders;

@@ -75,8 +75,10 @@ class LeakedByBlock final : public Detector {
     for (const auto& [address, a] : m.allocations) {
       if (a.at.seq <= m.block_begin.seq || made_by_an_import(m, a.stack_id) || library_buffer(a))
         continue;
+      // The walk at the block's end is the one that counts: a path an
+      // earlier walk found and it did not is gone.
       auto holder = m.holder_of_alloc.find(a.at.seq);
-      if (holder == m.holder_of_alloc.end()) {
+      if (holder == m.holder_of_alloc.end() || m.holder_gone.count(a.at.seq)) {
         unnamed.push_back(&a);
         continue;
       }
@@ -90,11 +92,14 @@ class LeakedByBlock final : public Detector {
       auto fed = leak_of_site.find(site_key);
       add(fed != leak_of_site.end() ? fed->second : "site:" + site_key, site_key, *a);
     }
-    for (auto& [key, l] : leaks) out.push_back(finding(m, stacks, l));
+    for (auto& [key, l] : leaks) out.push_back(finding(m, stacks, l, key.rfind("site:", 0) == 0));
   }
 
  private:
-  static Finding finding(const Model& m, StackResolver& stacks, Leak& leak) {
+  // `unnamed`: no walk of the program's references named a holder (the
+  // walk at the block's end reached none of it: a C++ object, a library's
+  // cache holds it).
+  static Finding finding(const Model& m, StackResolver& stacks, Leak& leak, bool unnamed) {
     std::vector<const Allocation*>& allocations = leak.allocations;
     std::sort(allocations.begin(), allocations.end(),
               [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
@@ -137,6 +142,7 @@ class LeakedByBlock final : public Detector {
                 (line.empty() ? "" : " at " + line) +
                 (others ? " and " + std::to_string(others) + " other site(s)" : "") +
                 ", still allocated at its end";
+    if (unnamed) f.message += "; no Python reference path reaches it";
     return f;
   }
 };
