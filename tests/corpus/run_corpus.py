@@ -73,6 +73,17 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "hf_trainer_best_checkpoint": PYTHON_LAUNCH,
     "lightning_checkpoint_predict": PYTHON_LAUNCH,
     "custom_autograd_ema": PYTHON_LAUNCH,
+    "ddp_bucket_view_static": TORCHRUN_LAUNCH,
+    "zero_redundancy_optimizer": TORCHRUN_LAUNCH,
+    "tensor_parallel_mlp": TORCHRUN_LAUNCH,
+    "compiled_ddp": TORCHRUN_LAUNCH,
+    "dcp_async_save": TORCHRUN_LAUNCH,
+    "pipeline_gpipe": TORCHRUN_LAUNCH,
+    "es_flat_params": PYTHON_LAUNCH,
+    "jit_script_train": PYTHON_LAUNCH,
+    "prune_then_quantize": PYTHON_LAUNCH,
+    "sparse_embedding_recsys": PYTHON_LAUNCH,
+    "hf_static_cache_generate": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

@@ -1,7 +1,6 @@
 # memlife-corpus: torchrun
 """DDP over gloo with an fp16-compression communication hook and gradient
 accumulation under no_sync(), as large-batch training does."""
-import os
 
 import torch
 import torch.distributed as dist
@@ -9,22 +8,11 @@ import torch.nn as nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
-
-
-def init():
-    """gloo on CPU, NCCL on one GPU per rank; the rank's device."""
-    if DEVICE.type == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-        torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl", device_id=device)
-        return device
-    dist.init_process_group(backend="gloo")
-    return DEVICE
+from _device import init_distributed
 
 
 def main():
-    device = init()
+    device = init_distributed()
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 8)).to(device)
     ddp = DDP(model)

@@ -3,28 +3,16 @@
 hook issues an async all_reduce for each parameter as its gradient is
 ready; the works are waited before the optimizer step. Also polls
 is_completed() and gathers a Python metric with all_gather_object."""
-import os
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
-
-
-def init():
-    """gloo on CPU, NCCL on one GPU per rank; the rank's device."""
-    if DEVICE.type == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-        torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl", device_id=device)
-        return device
-    dist.init_process_group(backend="gloo")
-    return DEVICE
+from _device import init_distributed
 
 
 def main():
-    device = init()
+    device = init_distributed()
     world = dist.get_world_size()
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(24, 48), nn.ReLU(), nn.Linear(48, 48), nn.ReLU(), nn.Linear(48, 4)).to(device)

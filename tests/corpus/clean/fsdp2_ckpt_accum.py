@@ -3,7 +3,6 @@
 resharding after forward on the root, gradient accumulation without
 gradient sync on the first micro-batches, and a distributed checkpoint
 (torch.distributed.checkpoint) saved and loaded."""
-import os
 import tempfile
 
 import torch
@@ -14,18 +13,7 @@ from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_mo
 from torch.distributed.fsdp import fully_shard
 from torch.utils.checkpoint import checkpoint
 
-DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
-
-
-def init():
-    """gloo on CPU, NCCL on one GPU per rank; the rank's device."""
-    if DEVICE.type == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-        torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl", device_id=device)
-        return device
-    dist.init_process_group(backend="gloo")
-    return DEVICE
+from _device import init_distributed
 
 
 class Block(nn.Module):
@@ -38,7 +26,7 @@ class Block(nn.Module):
 
 
 def main():
-    device = init()
+    device = init_distributed()
     torch.manual_seed(0)
     d = 32
     model = nn.Sequential(*[Block(d) for _ in range(3)], nn.Linear(d, 4)).to(device)
