@@ -31,13 +31,26 @@ say clean CPU corpus programs on CUDA and NCCL
 # Triton, cuDNN/cuBLAS), the distributed ones over NCCL with one rank per GPU.
 NGPU=$(nvidia-smi -L | wc -l)
 for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buffer \
-         torchvision_detection transformer_fastpath compiled_optimizer; do
+         torchvision_detection transformer_fastpath compiled_optimizer jit_script_train \
+         hf_static_cache_generate; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
-for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum; do
+for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \
+         ddp_bucket_view_static zero_redundancy_optimizer tensor_parallel_mlp compiled_ddp \
+         dcp_async_save; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario nccl_$p python3 -m torch.distributed.run --standalone \
     --nproc_per_node=$NGPU tests/corpus/clean/$p.py
 done
+
+say GPU-only corpus programs
+# tests/corpus/cuda: FSDP1, CUDA graphs (reduce-overhead), a pinned-memory
+# prefetcher on a side stream; and the GPT-2 loop on expandable segments.
+scenario cuda_fsdp1_orig_params python3 -m torch.distributed.run --standalone \
+  --nproc_per_node=$NGPU tests/corpus/cuda/fsdp1_orig_params.py
+scenario cuda_cudagraph_reduce_overhead python3 tests/corpus/cuda/cudagraph_reduce_overhead.py
+scenario cuda_prefetch_pinned_stream python3 tests/corpus/cuda/prefetch_pinned_stream.py
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True scenario gpu_train_expandable \
+  python3 scripts/device/gpu_train_loop.py clean
 
 # torchmetrics is not in the device image: its pure-Python wheels (and
 # lightning-utilities') come in .whl/tm, carried (pip download here).

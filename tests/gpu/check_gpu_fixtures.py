@@ -91,6 +91,17 @@ GPU_CORPUS = {
     "nccl_dist_futures_wait_all": [],
     "nccl_dist_overlap_grad_hooks": [],
     "nccl_fsdp2_ckpt_accum": [],
+    "nccl_ddp_bucket_view_static": [],  # grads as views of DDP's buckets
+    "nccl_zero_redundancy_optimizer": [],  # params as views of ZeRO's flat buckets
+    "nccl_tensor_parallel_mlp": [],  # DTensor, functional collectives waited lazily
+    "nccl_compiled_ddp": [],  # torch.compile of DDP (DDPOptimizer)
+    "nccl_dcp_async_save": [],  # DCP async_save: a gloo group on a background thread
+    "cuda_jit_script_train": [],  # TorchScript train, traced inference (recorded with freeze)
+    # tests/corpus/cuda: GPU-only programs
+    "cuda_fsdp1_orig_params": [],  # FSDP1 flat parameters, use_orig_params
+    "cuda_cudagraph_reduce_overhead": [],  # CUDA graphs' private pool kept for replay
+    "cuda_prefetch_pinned_stream": [],  # pinned DataLoader, side-stream copies, record_stream
+    "gpu_train_expandable": [],  # gpu_train_clean on expandable segments
     "cuda_torchmetrics_epoch_auroc": [],  # list states reset each epoch: a cycle
     "cuda_torchmetrics_reset": [],  # tests/corpus/leaky/torchmetrics_never_reset.py --fixed
     # never reset: the program printed "retained 184320" (its metric's states)
