@@ -83,12 +83,14 @@ bool any_input_pending(const OpFrame& f) {
 }
 
 // The group a collective runs on, as c10d names it ("0" for the default
-// group, "1", ... for new_group's): the functional ops pass the name as a
-// string, read when they end; the c10d ops their ProcessGroup, read when
-// they begin (the kernel takes its inputs). Ranks order collectives per
+// group, "1", ... for new_group's): a c10d op passes its ProcessGroup, a
+// functional op the group's name. Read as the op begins: the kernel takes
+// its inputs (at the op's end they are gone). Ranks order collectives per
 // group: two groups' calls interleave differently on each rank (a
-// checkpoint thread's group beside the training's).
-uint64_t process_group_name(const c10::IValue& v) {
+// checkpoint thread's group beside the training's, tensor- beside
+// data-parallel groups).
+uint64_t group_name_of(const c10::IValue& v) {
+  if (v.isString()) return rec::intern_string(v.toStringRef());
 #if MEMLIFE_HAVE_C10D_PROCESS_GROUP
   // A hook must never throw into the program: another class than c10d's
   // ProcessGroup (a torch with another layout) leaves the group unnamed.
@@ -99,16 +101,7 @@ uint64_t process_group_name(const c10::IValue& v) {
     }
   } catch (...) {
   }
-#else
-  (void)v;
 #endif
-  return 0;
-}
-
-uint64_t functional_group_name(c10::ArrayRef<c10::IValue> inputs) {
-  for (const c10::IValue& v : inputs) {
-    if (v.isString()) return rec::intern_string(v.toStringRef());
-  }
   return 0;
 }
 
@@ -151,14 +144,15 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
       result.point_to_point = c.point_to_point;
     }
   }
-  if (result.kind == OpKind::kCollective) {
+  if (result.kind == OpKind::kCollective || result.kind == OpKind::kFunctionalCollective) {
     // The schema is copied, so read it once per name and thread.
     if (auto schema = fn.operator_schema()) {
       const auto& args = schema->arguments();
       for (size_t i = 0; i < args.size(); ++i) {
         if (args[i].name() == "asyncOp" || args[i].name() == "async_op")
           result.async_arg = static_cast<int>(i);
-        if (args[i].name() == "process_group") result.group_arg = static_cast<int>(i);
+        if (args[i].name() == "process_group" || args[i].name() == "group_name")
+          result.group_arg = static_cast<int>(i);
       }
     }
   }
@@ -314,7 +308,7 @@ void start_op(const at::RecordFunction& fn) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const c10::IValue& v = inputs[i];
     if (static_cast<int>(i) == f.name.async_arg && v.isBool()) f.async = v.toBool();
-    if (static_cast<int>(i) == f.name.group_arg) f.group_string = process_group_name(v);
+    if (static_cast<int>(i) == f.name.group_arg) f.group_string = group_name_of(v);
     for_each_tensor(v, [&](const at::Tensor& t) {
       if (f.input_count == OpFrame::kMaxInputs) return;
       const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
@@ -386,14 +380,13 @@ void end_unrecorded_op(rec::ThreadWriter& w, ThreadState& ts, const at::RecordFu
   }
 }
 
-void issue_collective(rec::ThreadWriter& w, const at::RecordFunction& fn, const OpFrame& f,
+void issue_collective(rec::ThreadWriter& w, const OpFrame& f,
                       const std::vector<uint64_t, arena::Allocator<uint64_t>>& outputs,
                       uint64_t bytes, std::vector<Pending>& output_storages) {
   format::CollectiveIssueRecord r;
   r.collective_id = rec::next_id();
   r.op_string = f.name.string_id;
   r.group_string = f.group_string;
-  if (r.group_string == 0 && fn.needsInputs()) r.group_string = functional_group_name(fn.inputs());
   r.inputs = format::list_of<uint64_t>(f.collective_inputs);
   r.outputs = format::list_of<uint64_t>(outputs);
   r.bytes = bytes;
@@ -492,7 +485,7 @@ void end_op(const at::RecordFunction& fn) {
   // while torch.compile traces) is not a real one.
   const bool untracked_only = f.saw_untracked && ids.empty() && f.collective_inputs.empty();
   if (is_collective && !untracked_only) {
-    issue_collective(*w, fn, f, ids, collective_bytes, output_storages);
+    issue_collective(*w, f, ids, collective_bytes, output_storages);
   } else if (f.kind == OpKind::kWaitTensor && !untracked_only) {
     format::CollectiveWaitRecord r;
     r.collective_id = waited_collectives.empty() ? 0 : waited_collectives.front();

@@ -23,7 +23,7 @@ struct OpName {
   uint64_t string_id = 0;
   OpKind kind = OpKind::kPlain;
   int async_arg = -1;           // index of the bool input async_op (older: asyncOp)
-  int group_arg = -1;           // index of a c10d op's ProcessGroup input
+  int group_arg = -1;           // index of the group input (ProcessGroup or group_name)
   bool point_to_point = false;  // a send or receive, not a collective of its group
   bool function = false;        // RecordScope::FUNCTION (a dispatcher op)
   // Always worth an op_begin/op_end even when nested: set_data's only trace.
@@ -53,7 +53,7 @@ struct OpFrame {
   OpName name;
   OpKind kind = OpKind::kPlain;  // name.kind, or plain for a collective nested in another
   bool async = false;
-  uint64_t group_string = 0;     // a c10d collective's group name, read as it begins
+  uint64_t group_string = 0;     // a collective's group name, read as it begins
   bool saw_untracked = false;    // a tensor memlife does not describe (Fake, meta)
   bool silenced_nested = false;  // RecordFunction is off on this thread until it ends
   uint16_t nested_calls = 0;     // nested ops started directly inside (not recorded)

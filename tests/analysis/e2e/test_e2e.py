@@ -76,6 +76,17 @@ def test_read_after_wait(traced):
     assert of_kind(traced("gloo_read_before_wait.py", "after"), "use_before_wait") == []
 
 
+def test_each_group_keeps_its_own_order(traced):
+    # A functional all-reduce on a second group falls before the default
+    # group's all-reduce on rank 0 and after it on rank 1: each group's order
+    # is the same on both ranks, so no mismatch (the recorder reads the
+    # functional op's group_name as the op begins).
+    report = traced("gloo_two_groups.py")
+    assert report["findings"] == []
+    ranks = [p for p in report["processes"] if p.get("rank") is not None]
+    assert len(ranks) == 2 and all(p["collectives"] >= 6 for p in ranks), ranks
+
+
 @pytest.mark.parametrize("mode", ["wait_all", "then"])
 def test_waits_through_a_works_future(traced, mode):
     # torch.futures.wait_all and a then() callback wait the work: the reads
