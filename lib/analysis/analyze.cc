@@ -84,7 +84,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   for (Detector* d : raw) d->finish(model, out.truncated, stacks, out.findings);
   attribute_retained_memory(out.findings);
   if (options.block != 0) keep_block_findings(out.findings, model.block_begin.seq);
-  name_holders(out.findings, model.holder_of_alloc, model.holder_gone);
+  name_holders(out.findings, model);
   out.growth_set_aside = set_aside_growth(out.findings);
   name_cxx_holders(out.findings, model, stacks);
   if (!out.truncated && options.block == 0)

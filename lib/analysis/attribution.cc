@@ -115,9 +115,8 @@ HolderPath parse_holder_label(std::string_view label, uint64_t step) {
   return h;
 }
 
-void name_holders(std::vector<Finding>& findings,
-                  const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc,
-                  const std::unordered_set<uint64_t>& holder_gone) {
+void name_holders(std::vector<Finding>& findings, const Model& m) {
+  const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc = m.holder_of_alloc;
   if (holder_of_alloc.empty()) return;
   for (Finding& f : findings) {
     const bool judged_at_end = f.kind == kLeakedByBlock || f.kind == kLeakedAtExit;
@@ -129,8 +128,7 @@ void name_holders(std::vector<Finding>& findings,
     std::vector<std::pair<std::string, Holder>> holders;  // in first-seen order
     for (const Finding::Retained& r : f.retains) {
       auto it = holder_of_alloc.find(r.alloc_seq);
-      if (it == holder_of_alloc.end() || (judged_at_end && holder_gone.count(r.alloc_seq)))
-        continue;
+      if (it == holder_of_alloc.end() || (judged_at_end && m.holder_gone(it->second))) continue;
       const std::string key = generalize(it->second.path);
       auto h = std::find_if(holders.begin(), holders.end(),
                             [&](const auto& e) { return e.first == key; });

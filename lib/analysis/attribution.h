@@ -9,7 +9,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "analysis/finding.h"
@@ -36,11 +35,9 @@ void attribute_retained_memory(std::vector<Finding>& findings);
 HolderPath parse_holder_label(std::string_view label, uint64_t step);
 
 // A finding about memory at the end (a block's, the process's) names only
-// paths no later complete walk lost (`holder_gone`); growth names the
+// paths no later complete walk lost (Model::holder_gone); growth names the
 // holder it had while it grew.
-void name_holders(std::vector<Finding>& findings,
-                  const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc,
-                  const std::unordered_set<uint64_t>& holder_gone);
+void name_holders(std::vector<Finding>& findings, const Model& m);
 
 // Growth no maintainer would call a leak leaves the findings and is
 // returned as the process's "growth_set_aside" entries, each saying why:

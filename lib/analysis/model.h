@@ -10,7 +10,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -133,6 +132,7 @@ struct Segment {
 struct HolderPath {
   std::string path;
   uint64_t step = 0;
+  uint64_t walk = 0;  // which walk found it (1, 2, ...: Model::walks_ended)
   // The program lines that store into the container the path names
   // (`file:line`): the line that keeps the memory.
   std::vector<std::string> stored_at;
@@ -179,14 +179,16 @@ struct Model {
   // The Python reference path that reached each allocation (by its
   // allocation sequence number) when the program's holders were walked.
   std::unordered_map<uint64_t, HolderPath> holder_of_alloc;
-  // Allocations the walk in progress reached (cleared at each walk's end).
-  std::unordered_set<uint64_t> reached_by_walk;
-  // Allocations whose path a later complete walk no longer found while they
-  // stayed allocated (a frozen TorchScript module's constants, kept by its
-  // compilation unit after the program dropped the module; a reference
-  // cycle awaiting the collector): the path says what held the memory when
-  // it grew, not what holds it at the end.
-  std::unordered_set<uint64_t> holder_gone;
+  // Holder walks ended so far, and the last one that reached everything
+  // (0: none; traces before walks marked their end).
+  uint64_t walks_ended = 0, last_complete_walk = 0;
+  // Whether a complete walk after the one that found `h` no longer reached
+  // its memory. For memory still allocated (what is judged at the end), no
+  // Python path holds it now (a frozen TorchScript module's constants, kept
+  // by its compilation unit after the program dropped the module; a
+  // reference cycle awaiting the collector): the path says what held the
+  // memory when it grew, not what holds it at the end.
+  bool holder_gone(const HolderPath& h) const { return h.walk < last_complete_walk; }
   // c10d collectives C++ code issued and waited (issued_by_cxx), or a DDP
   // communication hook issued for the reducer to wait.
   uint64_t collectives_waited_in_cxx = 0;

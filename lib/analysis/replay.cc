@@ -412,14 +412,9 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at, uint64_t str
     return;
   }
   if (r.kind == MarkKind::kHolder) {
-    if (r.address == 0) {
-      // A walk ended. When it was complete, what is still allocated and it
-      // did not reach no Python path holds now (see Model::holder_gone).
-      if (r.label_string == 0)
-        for (const auto& [address, a] : m.allocations)
-          if (m.holder_of_alloc.count(a.at.seq) && !m.reached_by_walk.count(a.at.seq))
-            m.holder_gone.insert(a.at.seq);
-      m.reached_by_walk.clear();
+    if (r.address == 0) {  // a walk ended, complete when it has no label
+      ++m.walks_ended;
+      if (r.label_string == 0) m.last_complete_walk = m.walks_ended;
       return;
     }
     // Keyed by the allocation live at that address now, so a later
@@ -427,10 +422,9 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at, uint64_t str
     // walk wins (closest to the state a finding describes).
     auto a = m.allocations.find(r.address);
     if (a != m.allocations.end()) {
-      m.holder_of_alloc.insert_or_assign(a->second.at.seq,
-                                         parse_holder_label(m.str(r.label_string), r.step));
-      m.reached_by_walk.insert(a->second.at.seq);
-      m.holder_gone.erase(a->second.at.seq);
+      HolderPath& h = m.holder_of_alloc[a->second.at.seq] =
+          parse_holder_label(m.str(r.label_string), r.step);
+      h.walk = m.walks_ended + 1;
     }
     return;
   }

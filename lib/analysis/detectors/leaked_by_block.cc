@@ -78,7 +78,7 @@ class LeakedByBlock final : public Detector {
       // The walk at the block's end is the one that counts: a path an
       // earlier walk found and it did not is gone.
       auto holder = m.holder_of_alloc.find(a.at.seq);
-      if (holder == m.holder_of_alloc.end() || m.holder_gone.count(a.at.seq)) {
+      if (holder == m.holder_of_alloc.end() || m.holder_gone(holder->second)) {
         unnamed.push_back(&a);
         continue;
       }
