@@ -104,7 +104,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.saw_python = model.tables.has_python_frames();
   out.ooms = model.ooms;
   out.final_live_bytes = model.live_bytes;
-  out.collectives_waited_in_cxx = model.collectives_waited_in_cxx;
+  out.collectives_waited_by_libraries = model.collectives_waited_by_libraries;
   for (const auto& [address, s] : model.segments)
     if (s.holds_allocations) {
       ++out.cached_segments;

@@ -27,9 +27,9 @@ struct ProcessAnalysis {
   uint64_t cached_segments = 0, cached_segment_bytes = 0;
   // Raw CUDA segments (no allocator block inside) still held at the end.
   uint64_t raw_segments = 0, raw_segment_bytes = 0;
-  // c10d collectives that C++ code issued and waited (DDP's reducer):
-  // recorded, their waits not judged.
-  uint64_t collectives_waited_in_cxx = 0;
+  // c10d collectives a library issued and waits itself (DDP's reducer, its
+  // Join hook): recorded, their waits not judged.
+  uint64_t collectives_waited_by_libraries = 0;
   // Allocations live at a clean exit (still reachable; see leaked_at_exit).
   nlohmann::json still_reachable_at_exit;
   // Growth that is no leak (a bounded container filling, collective

@@ -189,9 +189,9 @@ struct Model {
   // reference cycle awaiting the collector): the path says what held the
   // memory when it grew, not what holds it at the end.
   bool holder_gone(const HolderPath& h) const { return h.walk < last_complete_walk; }
-  // c10d collectives C++ code issued and waited (issued_by_cxx), or a DDP
-  // communication hook issued for the reducer to wait.
-  uint64_t collectives_waited_in_cxx = 0;
+  // c10d collectives a library issued to wait itself (issued_by_library),
+  // or a DDP communication hook issued for the reducer to wait.
+  uint64_t collectives_waited_by_libraries = 0;
   // Calls of a DDP communication hook open on each recording stream
   // (MEMLIFE_COMM_HOOK_BEGIN/END marks).
   std::unordered_map<uint64_t, int> open_comm_hooks;

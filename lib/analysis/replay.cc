@@ -9,15 +9,22 @@
 
 namespace memlife::analysis {
 
-bool issued_by_cxx(const Model& m, uint64_t stack_id) {
+bool issued_by_library(const Model& m, uint64_t stack_id) {
   const Stack* s = m.tables.stack(stack_id);
   if (s == nullptr) return false;
   if (s->python_frames.empty()) return true;
-  const format::PythonFrame* f = m.tables.frame(s->python_frames.front());
-  if (f == nullptr) return false;
-  const std::string_view file = m.str(f->file_string);
-  if (file.ends_with("distributed/distributed_c10d.py")) return false;
-  return is_library_file(file);
+  for (uint64_t frame_id : s->python_frames) {
+    const format::PythonFrame* f = m.tables.frame(frame_id);
+    if (f == nullptr) return false;
+    const std::string_view file = m.str(f->file_string);
+    // torch.distributed's own API (dist.all_reduce and its logging
+    // wrapper): who called it decides.
+    if (file.ends_with("distributed/distributed_c10d.py") ||
+        file.ends_with("distributed/c10d_logger.py"))
+      continue;
+    return is_library_file(file);
+  }
+  return false;
 }
 
 using format::Record;
@@ -330,9 +337,9 @@ void Replayer::on_collective_issue(const format::CollectiveIssueRecord& r, const
   // Not async nor functional: it completed before the call returned.
   bool in_flight = r.flags & (kCollectiveAsync | kCollectiveFunctional);
   if (in_flight && !(r.flags & kCollectiveFunctional) && m.str(r.op_string).starts_with("c10d::") &&
-      (issued_by_cxx(m, r.stack_id) || m.open_comm_hooks[thread] > 0)) {
+      (issued_by_library(m, r.stack_id) || m.open_comm_hooks[thread] > 0)) {
     in_flight = false;
-    ++m.collectives_waited_in_cxx;
+    ++m.collectives_waited_by_libraries;
   }
   Collective c;
   c.id = r.collective_id ? r.collective_id : next_synthetic_collective_++;

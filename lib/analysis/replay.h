@@ -51,13 +51,16 @@ class Replayer final : public format::RecordVisitor {
 format::ReadStatus replay(format::TraceReader& reader, Model& model,
                           const std::vector<Detector*>& detectors);
 
-// Whether C++ code issued this c10d collective (DDP's reducer inside
-// backward, `_broadcast_coalesced`, an extension): the innermost Python
-// frame is library code that called into C++, not the c10d Python API nor
-// the program, or the thread runs no Python at all. C++ waits such works
-// itself, and memlife sees only Python's waits, so their waits are not
-// judged. False when the stack is unknown (--stacks none).
-bool issued_by_cxx(const Model& model, uint64_t stack_id);
+// Whether a library, not the program, issued this c10d collective: C++
+// code (DDP's reducer inside backward, `_broadcast_coalesced`, an
+// extension: the innermost Python frame is library code that called into
+// C++, or the thread runs no Python at all), or library Python code calling
+// torch.distributed (DDP's Join notifying its context: `dist.all_reduce(
+// async_op=True)` whose Work the reducer keeps and waits, or drops, in C++).
+// The library waits such works itself, often in C++, where memlife sees no
+// wait, so their waits are not judged. False when the stack is unknown
+// (--stacks none).
+bool issued_by_library(const Model& model, uint64_t stack_id);
 
 // Name of the op `t.data = x` fires (the only trace of set_data).
 inline constexpr std::string_view kSetDataOp = "aten::_has_compatible_shallow_copy_type";

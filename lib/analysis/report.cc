@@ -63,7 +63,7 @@ json process_json(const ProcessAnalysis& p) {
       {"ooms", p.ooms},
       {"truncated", p.truncated},
       {"collectives", p.collectives.size()},
-      {"collectives_waited_in_cxx", p.collectives_waited_in_cxx},
+      {"collectives_waited_by_libraries", p.collectives_waited_by_libraries},
       {"live_bytes_at_end", p.final_live_bytes},
       {"cached_segments", {{"count", p.cached_segments}, {"bytes", p.cached_segment_bytes}}},
       {"raw_device_segments_at_exit", {{"count", p.raw_segments}, {"bytes", p.raw_segment_bytes}}},

@@ -733,7 +733,36 @@ TEST(CollectiveWaits, CollectiveThatCxxIssuedIsNotJudged) {
   s.step(2);
   const ProcessAnalysis p = s.analyze();
   EXPECT_TRUE(p.findings.empty());
-  EXPECT_EQ(p.collectives_waited_in_cxx, 1u);
+  EXPECT_EQ(p.collectives_waited_by_libraries, 1u);
+}
+
+TEST(CollectiveWaits, CollectiveALibraryIssuesThroughTheC10dApiIsNotJudged) {
+  // DDP inside torch.distributed.algorithms.join.Join: every forward, Join's
+  // notify_join_context calls dist.all_reduce(ones, async_op=True) and hands
+  // the Work to the reducer, which waits it in C++ or drops it at the next
+  // forward. The same call stack under the program's own line is judged.
+  Synth s;
+  const std::string c10d = "/usr/lib/python3/dist-packages/torch/distributed/";
+  const uint64_t join = s.stack({{c10d + "distributed_c10d.py", 2800, "all_reduce"},
+                                 {c10d + "c10d_logger.py", 83, "wrapper"},
+                                 {c10d + "algorithms/join.py", 330, "notify_join_context"},
+                                 {"train.py", 30, "main"}});
+  const uint64_t user = s.stack({{c10d + "distributed_c10d.py", 2800, "all_reduce"},
+                                 {c10d + "c10d_logger.py", 83, "wrapper"},
+                                 {"train.py", 31, "main"}});
+  s.alloc(kA, 4096);
+  s.tensor(1, 1, kA, 4096, 1024);
+  s.issue(1, "c10d::allreduce_", {1}, 4096, join);
+  s.alloc(kA + 0x10000, 4096);
+  s.tensor(2, 2, kA + 0x10000, 4096, 1024);
+  s.issue(2, "c10d::allreduce_", {2}, 4096, user);
+  s.step(1);
+  s.step(2);
+  const ProcessAnalysis p = s.analyze();
+  const auto found = of_kind(p, kUnwaitedCollective);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].count, 1u);
+  EXPECT_EQ(p.collectives_waited_by_libraries, 1u);
 }
 
 TEST(CollectiveWaits, CollectiveIssuedInsideADdpCommHookIsWaitedByTheReducer) {
@@ -757,7 +786,7 @@ TEST(CollectiveWaits, CollectiveIssuedInsideADdpCommHookIsWaitedByTheReducer) {
   const auto found = of_kind(p, kUnwaitedCollective);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].count, 1u);
-  EXPECT_EQ(p.collectives_waited_in_cxx, 1u);
+  EXPECT_EQ(p.collectives_waited_by_libraries, 1u);
 }
 
 TEST(CollectiveWaits, CollectiveFromTheProgramIsStillJudged) {

@@ -31,10 +31,21 @@ class Synth {
   // A stack with one Python frame file:line in function.
   uint64_t stack(const std::string& file, uint64_t line, const std::string& function = "f",
                  std::vector<uint64_t> native = {}) {
-    const uint64_t frame = ++frames_;
-    builder_.add(0, format::FrameRecord{frame, str(file), str(function), line});
+    return stack({{file, line, function}}, std::move(native));
+  }
+  struct Frame {
+    std::string file;
+    uint64_t line = 0;
+    std::string function = "f";
+  };
+  // Python frames innermost first, as the recorder writes them.
+  uint64_t stack(const std::vector<Frame>& frames, std::vector<uint64_t> native = {}) {
+    std::vector<uint64_t> py;
+    for (const Frame& f : frames) {
+      py.push_back(++frames_);
+      builder_.add(0, format::FrameRecord{py.back(), str(f.file), str(f.function), f.line});
+    }
     const uint64_t id = ++stacks_;
-    std::vector<uint64_t> py = {frame};
     builder_.add(0, format::StackRecord{id, format::list_of<uint64_t>(py),
                                         format::list_of<uint64_t>(native)});
     return id;

@@ -84,6 +84,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "prune_then_quantize": PYTHON_LAUNCH,
     "sparse_embedding_recsys": PYTHON_LAUNCH,
     "hf_static_cache_generate": PYTHON_LAUNCH,
+    "ddp_join_uneven": TORCHRUN_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
