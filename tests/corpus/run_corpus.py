@@ -84,7 +84,17 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "prune_then_quantize": PYTHON_LAUNCH,
     "sparse_embedding_recsys": PYTHON_LAUNCH,
     "hf_static_cache_generate": PYTHON_LAUNCH,
+    "gan_two_optimizers": PYTHON_LAUNCH,
+    "tbptt_lstm": PYTHON_LAUNCH,
+    "moco_feature_queue": PYTHON_LAUNCH,
+    "compile_dynamic_shapes": PYTHON_LAUNCH,
+    "saved_tensor_offload": PYTHON_LAUNCH,
+    "export_inference": PYTHON_LAUNCH,
+    "moe_topk_routing": PYTHON_LAUNCH,
+    "distill_teacher": PYTHON_LAUNCH,
+    "peft_lora_finetune": PYTHON_LAUNCH,
     "ddp_join_uneven": TORCHRUN_LAUNCH,
+    "fsdp2_mixed_precision": TORCHRUN_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
