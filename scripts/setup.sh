@@ -66,7 +66,7 @@ fi
 
 # The frameworks of the program corpus (tests/corpus), held to the torch
 # just installed so pip never replaces it.
-if python3 -c 'import transformers, torchvision, lightning, accelerate' >/dev/null 2>&1; then
+if python3 -c 'import transformers, torchvision, lightning, accelerate, peft' >/dev/null 2>&1; then
   log "corpus frameworks present"
 else
   log "installing the corpus frameworks (tests/corpus/requirements.txt)"
