@@ -66,7 +66,23 @@ fi
 
 # The frameworks of the program corpus (tests/corpus), held to the torch
 # just installed so pip never replaces it.
-if python3 -c 'import transformers, torchvision, lightning, accelerate, peft' >/dev/null 2>&1; then
+# Present means every pin of requirements.txt installed at its version.
+corpus_pins_met() {
+  python3 - tests/corpus/requirements.txt <<'PY'
+import importlib.metadata as md, sys
+for line in open(sys.argv[1]):
+    line = line.split("#", 1)[0].strip()
+    if not line:
+        continue
+    name, _, version = line.partition("==")
+    try:
+        if md.version(name) != version:
+            sys.exit(1)
+    except md.PackageNotFoundError:
+        sys.exit(1)
+PY
+}
+if corpus_pins_met; then
   log "corpus frameworks present"
 else
   log "installing the corpus frameworks (tests/corpus/requirements.txt)"
