@@ -28,9 +28,12 @@ c10::Allocator* g_inner = nullptr;
 c10::DeleterFnPtr g_inner_raw_deleter = nullptr;
 
 void record_free(void* data) {
-  rec::ReentryGuard guard;
-  if (!guard.entered()) return;
-  // Never a stack here: frees run in destructors, under arbitrary locks.
+  // Recorded also inside memlife's own code: memlife letting go of a
+  // reference (a census's strong ones, a dead tensor's weak one) can be
+  // what frees the program's memory, and a free left out is a leak made
+  // up. No torch memory is freed inside an emit, so this never splits a
+  // record. Never a stack here: frees run in destructors, under arbitrary
+  // locks.
   rec::emit(format::FreeRecord{reinterpret_cast<uint64_t>(data), 0, -1, FreePhase::kFree});
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 #include "torch/weak_table.h"
 
@@ -21,7 +22,6 @@ struct TensorEntry {
   uint64_t storage_bytes = 0;
   uint64_t geometry = 0;
   bool is_view = false;
-  bool death_seen = false;            // expired, and a sweep looked at it
   bool only_views_base_seen = false;  // reported as kept only by views' `_base`
 };
 
@@ -100,7 +100,7 @@ bool storage_lives(const TensorEntry& e) {
 struct CollectDeaths {
   DeadTensors& dead;
   void operator()(const TensorEntry& e) const {
-    if (!e.death_seen && storage_lives(e)) dead.ids.push_back(e.id);
+    if (storage_lives(e)) dead.ids.push_back(e.id);
   }
 };
 
@@ -205,17 +205,27 @@ void DeadTensors::emit(DeathHow how) {
 
 size_t sweep_dead_tensors(DeadTensors& dead) {
   size_t live_views = 0;
-  for (Shard<TensorEntry>& shard : g_tables->tensors) {
-    std::lock_guard<std::mutex> lock(shard.mutex);
-    shard.table.for_each_entry([&](c10::intrusive_ptr_target*, TensorEntry& e, bool expired) {
-      if (!expired) {
+  // The dead tensors' weak references, given back once no shard is locked:
+  // deleting a TensorImpl subclass frees what it owns (a quantized
+  // tensor's scales), which may be tensors of any shard, and that may let
+  // another subclass die (a few rounds, not a fixed point: what is left
+  // goes at the next sweep).
+  std::vector<c10::intrusive_ptr_target*> released;
+  for (int round = 0; round < 4; ++round) {
+    live_views = 0;
+    for (Shard<TensorEntry>& shard : g_tables->tensors) {
+      std::lock_guard<std::mutex> lock(shard.mutex);
+      shard.table.for_each_live([&](c10::intrusive_ptr_target*, const TensorEntry& e) {
         live_views += e.is_view ? 1 : 0;
-        return;
-      }
-      if (e.death_seen) return;
-      e.death_seen = true;
-      if (storage_lives(e)) dead.ids.push_back(e.id);
-    });
+      });
+      shard.table.take_expired([&](c10::intrusive_ptr_target* key, const TensorEntry& e) {
+        if (storage_lives(e)) dead.ids.push_back(e.id);
+        released.push_back(key);
+      });
+    }
+    if (released.empty()) break;
+    for (c10::intrusive_ptr_target* key : released) c10::raw::weak_intrusive_ptr::decref(key);
+    released.clear();
   }
   return live_views;
 }

@@ -1,8 +1,13 @@
 // Open-addressing table keyed by the address of an intrusive_ptr_target
 // (TensorImpl, StorageImpl), holding a weak reference to it. The weak
 // reference keeps the object's address reserved, so a live object found at
-// a key is the object that was inserted; an expired one is dropped lazily.
-// Not thread-safe: callers shard and lock.
+// a key is the object that was inserted. It also keeps the object itself:
+// a TensorImpl whose last strong reference went releases its storage, but a
+// subclass frees its own members only when deleted (a quantized tensor's
+// quantizer and its scale tensors, a sparse tensor's indices and values),
+// so expired entries must be let go soon (take_expired), not only when a
+// slot is reused or the table rebuilt. Not thread-safe: callers shard and
+// lock.
 #pragma once
 
 #include <c10/util/intrusive_ptr.h>
@@ -61,8 +66,10 @@ class WeakTable {
       // Taking over an expired entry's slot releases its object's memory
       // now rather than at the next rebuild: short-lived tensors then go
       // back to malloc in the order they died, and the table stays small.
-      on_expired(static_cast<const Value&>(reusable->value));
-      c10::raw::weak_intrusive_ptr::decref(reusable->key);
+      if (reusable->key != kReleased) {
+        on_expired(static_cast<const Value&>(reusable->value));
+        c10::raw::weak_intrusive_ptr::decref(reusable->key);
+      }
       c10::raw::weak_intrusive_ptr::incref(key);
       fresh = true;
       reusable->key = key;
@@ -84,15 +91,22 @@ class WeakTable {
   template <typename F>
   void for_each_live(const F& f) {
     for (Slot& s : slots_) {
-      if (s.key != nullptr && !expired(s.key)) f(s.key, s.value);
+      if (holds_entry(s) && !expired(s.key)) f(s.key, s.value);
     }
   }
 
-  // Every entry, live or expired (not yet dropped): f(key, value, expired).
+  // Drops every expired entry: f(key, value) sees each, and takes over its
+  // weak reference, which the caller must give back
+  // (weak_intrusive_ptr::decref) once it holds no lock the object's
+  // deletion could need. The slot stays occupied (probes go past it) until
+  // a key reuses it or the table is rebuilt.
   template <typename F>
-  void for_each_entry(const F& f) {
+  void take_expired(const F& f) {
     for (Slot& s : slots_) {
-      if (s.key != nullptr) f(s.key, s.value, expired(s.key));
+      if (!holds_entry(s) || !expired(s.key)) continue;
+      f(s.key, static_cast<const Value&>(s.value));
+      s.key = kReleased;
+      s.value = Value{};
     }
   }
 
@@ -102,6 +116,7 @@ class WeakTable {
     Slots old = std::move(slots_);
     size_t live = 0;
     for (Slot& s : old) {
+      if (s.key == kReleased) s.key = nullptr;
       if (s.key == nullptr) continue;
       if (expired(s.key)) {
         on_expired(static_cast<const Value&>(s.value));
@@ -125,6 +140,12 @@ class WeakTable {
 
  private:
   static constexpr size_t kInitialCapacity = 256;
+  // A slot whose entry take_expired dropped: no object's address, never
+  // dereferenced, reusable, and not the end of a probe.
+  inline static c10::intrusive_ptr_target* const kReleased =
+      reinterpret_cast<c10::intrusive_ptr_target*>(alignof(c10::intrusive_ptr_target));
+
+  static bool holds_entry(const Slot& s) { return s.key != nullptr && s.key != kReleased; }
 
   // The slot holding `key`, else the empty slot where it would go. The
   // table is never full (load <= 1/2), so the probe ends.
@@ -136,7 +157,8 @@ class WeakTable {
     for (;;) {
       Slot& s = slots_[i];
       if (s.key == key || s.key == nullptr) return &s;
-      if (reusable != nullptr && *reusable == nullptr && expired(s.key)) *reusable = &s;
+      if (reusable != nullptr && *reusable == nullptr && (s.key == kReleased || expired(s.key)))
+        *reusable = &s;
       i = (i + 1) & mask;
     }
   }

@@ -190,3 +190,37 @@ def test_no_sweeper_when_its_interval_is_zero(tmp_path, monkeypatch):
     released = [d["seq"] for d in t.of("tensor_death", how="only_views_base")
                 if base["tensor_id"] in d["tensor_ids"]]
     assert released and all(s > after_alias for s in released), released
+
+
+KEEPS_NOTHING_ALIVE = """
+import time, weakref
+import torch
+import memlife
+
+scales = torch.full((512,), 0.5, dtype=torch.double)  # the first 4 KiB allocation
+zero_points = torch.zeros(512, dtype=torch.long)
+q = torch.quantize_per_channel(torch.randn(512, 16), scales, zero_points, 0, torch.qint8)
+print(float(q.dequantize().sum()))
+scales_alive = weakref.ref(scales)
+del q, scales, zero_points
+time.sleep(0.5)
+print("SCALES_ALIVE", scales_alive() is not None)
+memlife.mark("dropped")
+"""
+
+
+def test_the_recorder_keeps_no_dead_tensor_alive(tmp_path):
+    # A dead TensorImpl the identity tables still hold weakly releases its
+    # storage, but a subclass frees its own members only when deleted: a
+    # per-channel quantized tensor's scales lived on under memlife (the
+    # qat_fx_prepare corpus program's false leaked_by_block). The sweeper
+    # lets dead entries go, and the free that follows, on memlife's own
+    # thread, is recorded.
+    proc, traces = run_script(tmp_path, KEEPS_NOTHING_ALIVE)
+    assert proc.returncode == 0, proc.stderr
+    assert "SCALES_ALIVE False" in proc.stdout, proc.stdout
+    (t,) = traces
+    dropped = t.one("mark", label="dropped")["seq"]
+    scales = next(a for a in t.of("alloc") if a["bytes"] == 512 * 8)
+    frees = [f["seq"] for f in t.of("free") if f["address"] == scales["address"] and f["seq"] > scales["seq"]]
+    assert frees and frees[0] < dropped, (frees, dropped)

@@ -39,9 +39,17 @@ uint64_t allocation_stack(rec::ThreadWriter& w) {
   return rec::intern_stack(w, nullptr, 0, native, n);
 }
 
+bool gives_memory_back(Entry::Action action) {
+  return action == Entry::FREE_REQUESTED || action == Entry::FREE_COMPLETED ||
+         action == Entry::SEGMENT_FREE || action == Entry::SEGMENT_UNMAP;
+}
+
 void on_trace(const Entry& e) {
   rec::ReentryGuard guard;
-  if (!guard.entered()) return;
+  // Frees are recorded also inside memlife's own code (a census letting go
+  // of the last reference to a tensor frees the program's memory; see
+  // cpu_allocator.cc); what memlife's code allocates is not the program's.
+  if (!guard.entered() && !gives_memory_back(e.action_)) return;
   rec::ThreadWriter* w = rec::current_thread_writer();
   if (w == nullptr) return;
   const auto address = static_cast<uint64_t>(e.addr_);
