@@ -54,7 +54,9 @@ void on_trace(const Entry& e) {
   if (w == nullptr) return;
   const auto address = static_cast<uint64_t>(e.addr_);
   const auto bytes = static_cast<uint64_t>(e.size_);
-  const auto device = static_cast<int64_t>(e.device_);
+  // A device index (c10::DeviceIndex, a signed char): small, and -1 means
+  // none, so the signed value is the one to keep.
+  const auto device = static_cast<int64_t>(e.device_);  // NOLINT(bugprone-signed-char-misuse)
   const auto stream = reinterpret_cast<uint64_t>(e.stream_);
   switch (e.action_) {
     case Entry::ALLOC: {
