@@ -32,12 +32,16 @@ say clean CPU corpus programs on CUDA and NCCL
 NGPU=$(nvidia-smi -L | wc -l)
 for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buffer \
          torchvision_detection transformer_fastpath compiled_optimizer jit_script_train \
-         hf_static_cache_generate; do
+         hf_static_cache_generate gan_two_optimizers tbptt_lstm moco_feature_queue \
+         compile_dynamic_shapes saved_tensor_offload export_inference moe_topk_routing \
+         distill_teacher maml_functional_call progressive_unfreeze gradcam_hook_dict \
+         resume_mid_training; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \
          ddp_bucket_view_static zero_redundancy_optimizer tensor_parallel_mlp compiled_ddp \
-         dcp_async_save; do
+         dcp_async_save ddp_join_uneven fsdp2_mixed_precision expert_parallel_all_to_all \
+         dist_eval_gather_objects; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario nccl_$p python3 -m torch.distributed.run --standalone \
     --nproc_per_node=$NGPU tests/corpus/clean/$p.py
 done
@@ -52,13 +56,14 @@ scenario cuda_prefetch_pinned_stream python3 tests/corpus/cuda/prefetch_pinned_s
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True scenario gpu_train_expandable \
   python3 scripts/device/gpu_train_loop.py clean
 
-# torchmetrics is not in the device image: its pure-Python wheels (and
-# lightning-utilities') come in .whl/tm, carried (pip download here).
+# torchmetrics and peft are not in the device image: their pure-Python
+# wheels (and lightning-utilities') come in .whl/tm, carried (pip download
+# here).
 if ls .whl/tm/*.whl > /dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tm-site .whl/tm/*.whl
   export PYTHONPATH=$PYTHONPATH:/tmp/tm-site
 fi
-for p in lbfgs_fit torchmetrics_epoch_auroc; do
+for p in lbfgs_fit torchmetrics_epoch_auroc peft_lora_finetune; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 

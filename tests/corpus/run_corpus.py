@@ -95,6 +95,13 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "peft_lora_finetune": PYTHON_LAUNCH,
     "ddp_join_uneven": TORCHRUN_LAUNCH,
     "fsdp2_mixed_precision": TORCHRUN_LAUNCH,
+    "maml_functional_call": PYTHON_LAUNCH,
+    "progressive_unfreeze": PYTHON_LAUNCH,
+    "gradcam_hook_dict": PYTHON_LAUNCH,
+    "qat_fx_prepare": PYTHON_LAUNCH,
+    "resume_mid_training": PYTHON_LAUNCH,
+    "expert_parallel_all_to_all": TORCHRUN_LAUNCH,
+    "dist_eval_gather_objects": TORCHRUN_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

@@ -97,6 +97,17 @@ GPU_CORPUS = {
     "nccl_compiled_ddp": [],  # torch.compile of DDP (DDPOptimizer)
     "nccl_dcp_async_save": [],  # DCP async_save: a gloo group on a background thread
     "cuda_jit_script_train": [],  # TorchScript train, traced inference (recorded with freeze)
+    # recorded after the recorder let dead tensors go and recorded nested frees
+    "cuda_saved_tensor_offload": [],  # pinned save_on_cpu and bf16 pack hooks
+    "cuda_export_inference": [],  # torch.export, inference_mode
+    "cuda_distill_teacher": [],
+    "cuda_moco_feature_queue": [],  # queue overwritten in place, deque(maxlen) of embeddings
+    "cuda_gan_two_optimizers": [],
+    "cuda_progressive_unfreeze": [],  # optimizer state grows as layers join
+    "nccl_ddp_join_uneven": [],  # Join's per-forward all-reduce, kept by the reducer
+    "nccl_dist_eval_gather_objects": [],  # gather_object, reduce, async broadcast
+    "nccl_expert_parallel_all_to_all": [],  # all_to_all_single, uneven splits
+    "nccl_fsdp2_mixed_precision": [],  # bf16 params, fp32 reduce, explicit prefetch
     # tests/corpus/cuda: GPU-only programs
     "cuda_fsdp1_orig_params": [],  # FSDP1 flat parameters, use_orig_params
     "cuda_cudagraph_reduce_overhead": [],  # CUDA graphs' private pool kept for replay
