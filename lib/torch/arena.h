@@ -115,12 +115,15 @@ struct Allocator {
   Allocator() = default;
   template <typename U>
   Allocator(const Allocator<U>&) {}  // NOLINT(google-explicit-constructor)
+  // T may itself be a pointer (a list of keys): sizeof(T) is then meant.
   T* allocate(size_t n) {
-    void* p = arena::allocate(n * sizeof(T));
+    void* p = arena::allocate(n * sizeof(T));  // NOLINT(bugprone-sizeof-expression)
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, size_t n) { arena::deallocate(p, n * sizeof(T)); }
+  void deallocate(T* p, size_t n) {
+    arena::deallocate(p, n * sizeof(T));  // NOLINT(bugprone-sizeof-expression)
+  }
   template <typename U>
   bool operator==(const Allocator<U>&) const {
     return true;

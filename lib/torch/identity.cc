@@ -96,11 +96,13 @@ bool storage_lives(const TensorEntry& e) {
   return s != nullptr && s->id == e.storage_id;
 }
 
-// Collects the deaths a table finds as it drops expired entries.
+// Collects the deaths a table finds as it drops expired entries, and their
+// weak references for DeadTensors::give_back.
 struct CollectDeaths {
   DeadTensors& dead;
-  void operator()(const TensorEntry& e) const {
+  void operator()(c10::intrusive_ptr_target* key, const TensorEntry& e) const {
     if (storage_lives(e)) dead.ids.push_back(e.id);
+    dead.dropped.push_back(key);
   }
 };
 
@@ -188,6 +190,7 @@ TensorSighting sight_tensor(const TensorPtr& tensor, bool is_view) {
   DeadTensors dead;
   const TensorSighting s = sight_tensor_locked(tensor, is_view, dead);
   dead.emit(DeathHow::kDestroyed);  // after the shard lock: nothing is written under it
+  dead.give_back();
   return s;
 }
 
@@ -203,14 +206,16 @@ void DeadTensors::emit(DeathHow how) {
   ids.clear();
 }
 
+void DeadTensors::give_back() {
+  for (c10::intrusive_ptr_target* key : dropped) c10::raw::weak_intrusive_ptr::decref(key);
+  dropped.clear();
+}
+
 size_t sweep_dead_tensors(DeadTensors& dead) {
   size_t live_views = 0;
-  // The dead tensors' weak references, given back once no shard is locked:
-  // deleting a TensorImpl subclass frees what it owns (a quantized
-  // tensor's scales), which may be tensors of any shard, and that may let
-  // another subclass die (a few rounds, not a fixed point: what is left
-  // goes at the next sweep).
-  std::vector<c10::intrusive_ptr_target*> released;
+  // Giving a dead subclass back may let another tensor die (a quantized
+  // tensor's scales): a few rounds, not a fixed point; what is left goes
+  // at the next sweep.
   for (int round = 0; round < 4; ++round) {
     live_views = 0;
     for (Shard<TensorEntry>& shard : g_tables->tensors) {
@@ -218,14 +223,10 @@ size_t sweep_dead_tensors(DeadTensors& dead) {
       shard.table.for_each_live([&](c10::intrusive_ptr_target*, const TensorEntry& e) {
         live_views += e.is_view ? 1 : 0;
       });
-      shard.table.take_expired([&](c10::intrusive_ptr_target* key, const TensorEntry& e) {
-        if (storage_lives(e)) dead.ids.push_back(e.id);
-        released.push_back(key);
-      });
+      shard.table.take_expired(CollectDeaths{dead});
     }
-    if (released.empty()) break;
-    for (c10::intrusive_ptr_target* key : released) c10::raw::weak_intrusive_ptr::decref(key);
-    released.clear();
+    if (dead.dropped.empty()) break;
+    dead.give_back();
   }
   return live_views;
 }
@@ -337,6 +338,7 @@ std::vector<LiveTensor> lock_live_tensors() {
     });
   }
   dead.emit(DeathHow::kDestroyed);
+  dead.give_back();
   return live;
 }
 

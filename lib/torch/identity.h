@@ -1,7 +1,8 @@
 // Identity of TensorImpls and StorageImpls without extending lifetimes:
 // tables keyed by address hold c10::weak_intrusive_ptr, which keeps the
 // object's address reserved (so a live object at a known address is the
-// same object) but not its memory.
+// same object) and the object itself, not what it released when it died;
+// dead entries are let go at the next sweep (see weak_table.h).
 #pragma once
 
 #include <c10/core/TensorImpl.h>
@@ -56,11 +57,17 @@ void emit_tensor_record(rec::ThreadWriter& w, const c10::TensorImpl& impl, const
 // span and its element count (0 when it has none).
 uint64_t reachable_bytes(const c10::TensorImpl& impl);
 
-// Ids of tracked tensors that died while their storage lives on (views or
-// aliases hold it), gathered while a table lock is held and written after.
+// What a table lock's holder found dead, dealt with after the lock: the
+// ids of tracked tensors that died while their storage lives on (views or
+// aliases hold it), and the weak references of the dropped entries. Giving
+// those back deletes the TensorImpl, and a subclass's deletion frees what
+// it owns (a quantized tensor's scales: tensors of any shard, whose Python
+// wrappers need the GIL), so never under a table lock.
 struct DeadTensors {
   std::vector<uint64_t, arena::Allocator<uint64_t>> ids;
+  std::vector<c10::intrusive_ptr_target*, arena::Allocator<c10::intrusive_ptr_target*>> dropped;
   void emit(DeathHow how);  // one tensor_death record per 1024 ids; clears
+  void give_back();         // the dropped entries' weak references; clears
 };
 
 // Marks every tracked tensor that died since the last sweep; adds those

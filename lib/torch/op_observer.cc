@@ -227,7 +227,7 @@ uint64_t observe(rec::ThreadWriter& w, ThreadState& ts, const at::Tensor& t, boo
       base = 0;
     }
   }
-  const uint64_t flags = as_input && s.is_new ? kTensorFromInput : 0;
+  const uint64_t flags = as_input && s.is_new ? uint64_t{kTensorFromInput} : 0;
   const uint64_t op = frame != nullptr ? frame->name.string_id : 0;
   emit_tensor_record(w, impl, s, is_view, flags, base, op, stack_for(w, ts, s, is_view));
   return s.tensor_id;

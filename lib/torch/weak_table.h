@@ -21,10 +21,17 @@
 namespace memlife::torch_plugin {
 
 // What a table does with an entry whose object died, when it drops the
-// entry (a rebuild, or a new key taking its slot): nothing by default.
-struct IgnoreExpired {
+// entry (take_expired, a rebuild, a new key taking its slot): the handler
+// sees the key and the value and takes over the weak reference. By default
+// it is given back at once, which deletes the object if nothing else holds
+// it weakly: right for objects whose deletion frees nothing more (a
+// StorageImpl gave its data back when it died), not for TensorImpls (see
+// identity.cc's DeadTensors).
+struct ReleaseExpired {
   template <typename Value>
-  void operator()(const Value&) const {}
+  void operator()(c10::intrusive_ptr_target* key, const Value&) const {
+    c10::raw::weak_intrusive_ptr::decref(key);
+  }
 };
 
 template <typename Value>
@@ -51,9 +58,9 @@ class WeakTable {
   }
 
   // The entry for `key`, made (value-initialized, weak reference taken)
-  // when absent or expired; `fresh` says which. `on_expired` sees every
+  // when absent or expired; `fresh` says which. `on_expired` gets every
   // expired entry the call drops.
-  template <typename OnExpired = IgnoreExpired>
+  template <typename OnExpired = ReleaseExpired>
   Value& upsert(c10::intrusive_ptr_target* key, bool& fresh, OnExpired&& on_expired = {}) {
     Slot* reusable = nullptr;
     Slot* s = probe(key, &reusable);
@@ -66,10 +73,8 @@ class WeakTable {
       // Taking over an expired entry's slot releases its object's memory
       // now rather than at the next rebuild: short-lived tensors then go
       // back to malloc in the order they died, and the table stays small.
-      if (reusable->key != kReleased) {
-        on_expired(static_cast<const Value&>(reusable->value));
-        c10::raw::weak_intrusive_ptr::decref(reusable->key);
-      }
+      if (reusable->key != kReleased)
+        on_expired(reusable->key, static_cast<const Value&>(reusable->value));
       c10::raw::weak_intrusive_ptr::incref(key);
       fresh = true;
       reusable->key = key;
@@ -95,23 +100,21 @@ class WeakTable {
     }
   }
 
-  // Drops every expired entry: f(key, value) sees each, and takes over its
-  // weak reference, which the caller must give back
-  // (weak_intrusive_ptr::decref) once it holds no lock the object's
-  // deletion could need. The slot stays occupied (probes go past it) until
-  // a key reuses it or the table is rebuilt.
-  template <typename F>
-  void take_expired(const F& f) {
+  // Drops every expired entry: `on_expired` gets each. The slot stays
+  // occupied (probes go past it) until a key reuses it or the table is
+  // rebuilt.
+  template <typename OnExpired>
+  void take_expired(OnExpired&& on_expired) {
     for (Slot& s : slots_) {
       if (!holds_entry(s) || !expired(s.key)) continue;
-      f(s.key, static_cast<const Value&>(s.value));
+      on_expired(s.key, static_cast<const Value&>(s.value));
       s.key = kReleased;
       s.value = Value{};
     }
   }
 
-  // Drops expired entries (releasing their weak references) and resizes.
-  template <typename OnExpired = IgnoreExpired>
+  // Drops expired entries (`on_expired` gets each) and resizes.
+  template <typename OnExpired = ReleaseExpired>
   void rebuild(OnExpired&& on_expired = {}) {
     Slots old = std::move(slots_);
     size_t live = 0;
@@ -119,8 +122,7 @@ class WeakTable {
       if (s.key == kReleased) s.key = nullptr;
       if (s.key == nullptr) continue;
       if (expired(s.key)) {
-        on_expired(static_cast<const Value&>(s.value));
-        c10::raw::weak_intrusive_ptr::decref(s.key);
+        on_expired(s.key, static_cast<const Value&>(s.value));
         s.key = nullptr;
       } else {
         ++live;
