@@ -50,6 +50,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.path = reader.path();
   Model model;
   model.block = options.block;
+  out.block = options.block;
   auto detectors = make_all_detectors(options);
   std::vector<Detector*> raw;
   for (auto& d : detectors) raw.push_back(d.get());

@@ -18,6 +18,9 @@ struct ProcessAnalysis {
   std::string error;  // non-empty: the trace could not be opened at all
   format::TraceHeader header;
   int64_t rank = -1, world_size = -1;
+  // The memlife.record() block judged (AnalysisOptions::block), 0 for the
+  // whole trace.
+  uint64_t block = 0;
   std::string torch_version;
   std::vector<StepMark> steps;
   uint64_t allocations = 0, peak_bytes = 0, records = 0, records_lost = 0, ooms = 0;

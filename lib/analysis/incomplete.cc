@@ -61,10 +61,13 @@ std::vector<std::string> incomplete_warnings(const std::vector<ProcessAnalysis>&
     if (p.records_lost > 0)
       out.push_back("records_lost: " + std::to_string(p.records_lost) + " records lost" + where(p));
   }
-  // Ranks missing from a run whose ranks know the world size.
+  // Ranks missing from a run whose ranks know the world size. Not for a
+  // memlife.record() block: it is one process's (each rank records and
+  // judges its own blocks, in its own run), so the other ranks' traces are
+  // not the block's to miss.
   std::map<std::string, std::pair<int64_t, std::set<int64_t>>> runs;  // run id -> size, ranks
   for (const ProcessAnalysis& p : processes) {
-    if (!p.error.empty() || p.rank < 0) continue;
+    if (!p.error.empty() || p.rank < 0 || p.block != 0) continue;
     auto& [world_size, ranks] = runs[p.header.run_id];
     world_size = std::max(world_size, p.world_size);
     ranks.insert(p.rank);

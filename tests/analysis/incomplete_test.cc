@@ -63,6 +63,17 @@ TEST(Incomplete, RanksWithoutATraceAreNamedPerRun) {
   EXPECT_STREQ(incomplete_kind_of(warnings[0]), "missing_trace");
 }
 
+TEST(Incomplete, ABlockOfOneRankMissesNoOtherRank) {
+  // Under torchrun each rank runs its own memlife.record() block and
+  // analyzes its own trace: rank 0's block is complete without rank 1's.
+  ProcessAnalysis r0 = process(1);
+  r0.rank = 0, r0.world_size = 2, r0.header.run_id = "a";
+  r0.block = 1;
+  EXPECT_TRUE(incomplete_warnings({r0}).empty());
+  r0.block = 0;
+  ASSERT_EQ(incomplete_warnings({r0}).size(), 1u);
+}
+
 TEST(Incomplete, KindsAreOneList) {
   for (const IncompleteKind& k : incomplete_kinds())
     EXPECT_STREQ(incomplete_kind_of(std::string(k.name) + ": x"), k.name);
