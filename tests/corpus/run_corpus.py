@@ -102,6 +102,8 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "resume_mid_training": PYTHON_LAUNCH,
     "expert_parallel_all_to_all": TORCHRUN_LAUNCH,
     "dist_eval_gather_objects": TORCHRUN_LAUNCH,
+    "lightning_ddp_subprocess": PYTHON_LAUNCH,
+    "hf_trainer_ddp": TORCHRUN_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
