@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "gpu/gpu_hooks.h"
+#include "preload/caller_search.h"
 #include "preload/recorder_state.h"
 
 namespace memlife::rec {
@@ -175,7 +176,7 @@ void load_torch_plugin() {
   }
   void* handle = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    const char* why = dlerror();
+    const char* why = dlerror();  // NOLINT(concurrency-mt-unsafe): glibc keeps it per thread
     std::snprintf(line, sizeof(line), "memlife: cannot load the torch plugin: %s\n",
                   why ? why : "?");
     say(line);
@@ -201,6 +202,19 @@ using DlopenFn = void* (*)(const char*, int);
 DlopenFn real_dlopen() {
   static DlopenFn fn = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
   return fn;
+}
+
+// The real dlopen, searching a bare name where the loader would have for
+// `caller`, the code that called the interposer (caller_search.h): a
+// library already loaded under that name first, then the caller's RPATH,
+// LD_LIBRARY_PATH and RUNPATH, then the real dlopen's own search.
+void* open_as_caller(DlopenFn real, const char* file, int mode, const void* caller) {
+  if (file != nullptr && std::strchr(file, '/') == nullptr) {
+    if (void* loaded = real(file, mode | RTLD_NOLOAD)) return loaded;
+    char path[4096];
+    if (path_for_caller(file, caller, path, sizeof(path))) return real(path, mode);
+  }
+  return real(file, mode);
 }
 
 void at_exit_handler() { shutdown(0, false); }
@@ -285,6 +299,7 @@ bool collect_args(const char* first, va_list* ap, const char** out) {
   out[0] = first;
   if (first == nullptr) return true;
   for (size_t i = 1; i < kMaxExeclArgs; ++i) {
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): every caller va_starts it
     out[i] = va_arg(*ap, const char*);
     if (out[i] == nullptr) return true;
   }
@@ -315,7 +330,7 @@ extern "C" {
 __attribute__((visibility("default"))) void* dlopen(const char* file, int mode) {
   DlopenFn real = real_dlopen();
   if (real == nullptr) return nullptr;
-  void* handle = real(file, mode);
+  void* handle = open_as_caller(real, file, mode, __builtin_return_address(0));
   if (handle == nullptr ||
       phase().load(std::memory_order_relaxed) == static_cast<int>(Phase::kInert)) {
     return handle;
@@ -391,6 +406,7 @@ __attribute__((visibility("default"))) int execle(const char* path, const char* 
   va_list ap;
   va_start(ap, arg);
   const bool ok = collect_args(arg, &ap, args);
+  // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above
   char* const* envp = ok ? va_arg(ap, char* const*) : nullptr;
   va_end(ap);
   return ok ? execve(path, const_cast<char* const*>(args), envp) : -1;

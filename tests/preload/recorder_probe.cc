@@ -56,12 +56,21 @@ void run_threads(const Api& api, int threads, long pairs) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: recorder_probe threads|fork|kill|exit_|disk_full|idle ...\n");
+    std::fprintf(stderr,
+                 "usage: recorder_probe threads|fork|kill|exit_|disk_full|sibling|idle ...\n");
     return 2;
   }
   const Api api = load_api();
   const char* mode = argv[1];
   if (std::strcmp(mode, "idle") == 0) return 0;
+  if (std::strcmp(mode, "sibling") == 0 && argc > 2) {
+    // Traced or not. argv[2]: a library that opens its sibling through its own RUNPATH
+    // or RPATH (tests/preload/caller_search_loader.cc).
+    void* loader = dlopen(argv[2], RTLD_NOW);
+    if (loader == nullptr) return 2;
+    auto open_sibling = reinterpret_cast<int (*)()>(dlsym(loader, "caller_search_open_sibling"));
+    return open_sibling != nullptr && open_sibling() == 914 ? 0 : 3;
+  }
   if (api.alloc == nullptr) {
     std::fprintf(stderr, "recorder_probe: the memlife C API is not in this process\n");
     return 3;

@@ -192,6 +192,22 @@ TEST_F(RecorderTest, ModulesAreReportedAgainAfterDlopen) {
   EXPECT_TRUE(modules.count("recorder_probe"));
 }
 
+TEST_F(RecorderTest, ALibraryFindsItsSiblingThroughItsOwnSearchPath) {
+  // dlopen("libcaller_search_sibling.so") from a library whose RUNPATH
+  // (or RPATH) is $ORIGIN/sibling, as cuDNN 9 opens its sub-libraries:
+  // found without memlife; under the dlopen interposer the loader took the
+  // preload library for the caller and failed ("cannot open shared object
+  // file"), or found another copy elsewhere (the H200 image's older cuDNN).
+  for (const char* loader : {MEMLIFE_CALLER_SEARCH_RUNPATH, MEMLIFE_CALLER_SEARCH_RPATH}) {
+    for (bool traced : {false, true}) {
+      RunResult r = run({"sibling", loader}, traced);
+      ASSERT_TRUE(WIFEXITED(r.status)) << r.stderr_text;
+      EXPECT_EQ(WEXITSTATUS(r.status), 0)
+          << loader << (traced ? " traced: " : ": ") << r.stderr_text;
+    }
+  }
+}
+
 TEST_F(RecorderTest, UnderscoreExitClosesTheTrace) {
   RunResult r = run({"exit_"});
   ASSERT_TRUE(WIFEXITED(r.status));
