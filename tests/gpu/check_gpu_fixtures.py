@@ -108,6 +108,9 @@ GPU_CORPUS = {
     "nccl_dist_eval_gather_objects": [],  # gather_object, reduce, async broadcast
     "nccl_expert_parallel_all_to_all": [],  # all_to_all_single, uneven splits
     "nccl_fsdp2_mixed_precision": [],  # bf16 params, fp32 reduce, explicit prefetch
+    # recorded after dlopen began searching as the loader would for its caller
+    "cuda_tbptt_lstm": [],  # cuDNN RNN: the wheel's cuDNN 9.19, not the image's 9.14
+    "cuda_resume_mid_training": [],
     # tests/corpus/cuda: GPU-only programs
     "cuda_fsdp1_orig_params": [],  # FSDP1 flat parameters, use_orig_params
     "cuda_cudagraph_reduce_overhead": [],  # CUDA graphs' private pool kept for replay
