@@ -736,6 +736,26 @@ TEST(CollectiveWaits, CollectiveThatCxxIssuedIsNotJudged) {
   EXPECT_EQ(p.collectives_waited_by_libraries, 1u);
 }
 
+// An async all-reduce of a 4 KiB tensor (id `n`) never waited.
+void issue_allreduce(Synth& s, uint64_t n, uint64_t stack_id) {
+  const uint64_t address = kA + (n - 1) * 0x10000;
+  s.alloc(address, 4096);
+  s.tensor(n, n, address, 4096, 1024);
+  s.issue(n, "c10d::allreduce_", {n}, 4096, stack_id);
+}
+
+// After two steps: one unwaited all-reduce judged, the other left to the
+// library that issued it.
+void expect_one_judged_one_left_to_a_library(Synth& s) {
+  s.step(1);
+  s.step(2);
+  const ProcessAnalysis p = s.analyze();
+  const auto found = of_kind(p, kUnwaitedCollective);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].count, 1u);
+  EXPECT_EQ(p.collectives_waited_by_libraries, 1u);
+}
+
 TEST(CollectiveWaits, CollectiveALibraryIssuesThroughTheC10dApiIsNotJudged) {
   // DDP inside torch.distributed.algorithms.join.Join: every forward, Join's
   // notify_join_context calls dist.all_reduce(ones, async_op=True) and hands
@@ -750,19 +770,9 @@ TEST(CollectiveWaits, CollectiveALibraryIssuesThroughTheC10dApiIsNotJudged) {
   const uint64_t user = s.stack({{c10d + "distributed_c10d.py", 2800, "all_reduce"},
                                  {c10d + "c10d_logger.py", 83, "wrapper"},
                                  {"train.py", 31, "main"}});
-  s.alloc(kA, 4096);
-  s.tensor(1, 1, kA, 4096, 1024);
-  s.issue(1, "c10d::allreduce_", {1}, 4096, join);
-  s.alloc(kA + 0x10000, 4096);
-  s.tensor(2, 2, kA + 0x10000, 4096, 1024);
-  s.issue(2, "c10d::allreduce_", {2}, 4096, user);
-  s.step(1);
-  s.step(2);
-  const ProcessAnalysis p = s.analyze();
-  const auto found = of_kind(p, kUnwaitedCollective);
-  ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].count, 1u);
-  EXPECT_EQ(p.collectives_waited_by_libraries, 1u);
+  issue_allreduce(s, 1, join);
+  issue_allreduce(s, 2, user);
+  expect_one_judged_one_left_to_a_library(s);
 }
 
 TEST(CollectiveWaits, CollectiveIssuedInsideADdpCommHookIsWaitedByTheReducer) {
@@ -772,21 +782,11 @@ TEST(CollectiveWaits, CollectiveIssuedInsideADdpCommHookIsWaitedByTheReducer) {
   Synth s;
   const uint64_t hook = s.stack(
       "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 2800, "all_reduce");
-  s.alloc(kA, 4096);
-  s.tensor(1, 1, kA, 4096, 1024);
   s.label(MEMLIFE_COMM_HOOK_BEGIN);
-  s.issue(1, "c10d::allreduce_", {1}, 4096, hook);
+  issue_allreduce(s, 1, hook);
   s.label(MEMLIFE_COMM_HOOK_END);
-  s.alloc(kA + 0x10000, 4096);
-  s.tensor(2, 2, kA + 0x10000, 4096, 1024);
-  s.issue(2, "c10d::allreduce_", {2}, 4096, hook);
-  s.step(1);
-  s.step(2);
-  const ProcessAnalysis p = s.analyze();
-  const auto found = of_kind(p, kUnwaitedCollective);
-  ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].count, 1u);
-  EXPECT_EQ(p.collectives_waited_by_libraries, 1u);
+  issue_allreduce(s, 2, hook);
+  expect_one_judged_one_left_to_a_library(s);
 }
 
 TEST(CollectiveWaits, CollectiveFromTheProgramIsStillJudged) {
