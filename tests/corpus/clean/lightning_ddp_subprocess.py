@@ -40,6 +40,10 @@ def main():
                         enable_model_summary=False)
     trainer.fit(Regressor(), train_dataloaders=train, val_dataloaders=val)
     print("rank", trainer.global_rank, "steps", trainer.global_step)
+    # Lightning leaves the process group up after fit; a script that goes
+    # on (or a test process running several programs) takes it down.
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
