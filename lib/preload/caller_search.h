@@ -15,11 +15,14 @@ namespace memlife::rec {
 
 // Writes to `out` the path of the file the loader would open for `file`
 // (a bare name) when `caller` (a code address in the object that called
-// dlopen) asks: the first existing one in the caller's RPATH (when it has
-// no RUNPATH), LD_LIBRARY_PATH, the caller's RUNPATH. False when `file`
-// holds a '/', the caller has neither RPATH nor RUNPATH, or none exists
-// there: then the real dlopen's own search (the ld.so cache, the default
-// folders) is the loader's. No allocation: dlopen can be called anywhere.
+// dlopen) asks, in the loader's order: the caller's RPATH (when it has no
+// RUNPATH), LD_LIBRARY_PATH, the caller's RUNPATH. True only for a file
+// found in the caller's own paths. False when `file` holds a '/', the
+// caller has neither RPATH nor RUNPATH, the file is in LD_LIBRARY_PATH
+// first (the real dlopen searches it itself), or none exists: then the real
+// dlopen's own search (LD_LIBRARY_PATH, the ld.so cache, the default
+// folders) is the loader's, and `out` means nothing. No allocation: dlopen
+// can be called anywhere.
 bool path_for_caller(const char* file, const void* caller, char* out, size_t out_size);
 
 }  // namespace memlife::rec
