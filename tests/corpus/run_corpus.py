@@ -104,6 +104,15 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "dist_eval_gather_objects": TORCHRUN_LAUNCH,
     "lightning_ddp_subprocess": PYTHON_LAUNCH,
     "hf_trainer_ddp": TORCHRUN_LAUNCH,
+    "hogwild_shared_memory": PYTHON_LAUNCH,
+    "profiler_memory_schedule": PYTHON_LAUNCH,
+    "mmap_checkpoint_numpy": PYTHON_LAUNCH,
+    "swa_averaged_model": PYTHON_LAUNCH,
+    "nested_jagged_batches": PYTHON_LAUNCH,
+    "flex_attention_compiled": PYTHON_LAUNCH,
+    "vmap_model_ensemble": PYTHON_LAUNCH,
+    "background_eval_thread": PYTHON_LAUNCH,
+    "vae_distributions": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
