@@ -35,7 +35,8 @@ for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buff
          hf_static_cache_generate gan_two_optimizers tbptt_lstm moco_feature_queue \
          compile_dynamic_shapes saved_tensor_offload export_inference moe_topk_routing \
          distill_teacher maml_functional_call progressive_unfreeze gradcam_hook_dict \
-         resume_mid_training; do
+         resume_mid_training profiler_memory_schedule flex_attention_compiled swa_averaged_model \
+         vae_distributions vmap_model_ensemble background_eval_thread; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \
@@ -48,11 +49,12 @@ done
 
 say GPU-only corpus programs
 # tests/corpus/cuda: FSDP1, CUDA graphs (reduce-overhead), a pinned-memory
-# prefetcher on a side stream; and the GPT-2 loop on expandable segments.
+# prefetcher on a side stream, torch's memory history beside memlife; and the GPT-2 loop on expandable segments.
 scenario cuda_fsdp1_orig_params python3 -m torch.distributed.run --standalone \
   --nproc_per_node=$NGPU tests/corpus/cuda/fsdp1_orig_params.py
 scenario cuda_cudagraph_reduce_overhead python3 tests/corpus/cuda/cudagraph_reduce_overhead.py
 scenario cuda_prefetch_pinned_stream python3 tests/corpus/cuda/prefetch_pinned_stream.py
+scenario cuda_memory_history_snapshot python3 tests/corpus/cuda/memory_history_snapshot.py
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True scenario gpu_train_expandable \
   python3 scripts/device/gpu_train_loop.py clean
 

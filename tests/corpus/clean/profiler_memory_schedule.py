@@ -30,6 +30,12 @@ def main():
                 prof.step()
         print(prof.key_averages().table(sort_by="self_cpu_memory_usage", row_limit=5)[:400])
         print("traces", len(os.listdir(logdir)))
+        # What the profile saw of the last cycle: memlife must not change it
+        # (scripts/device/observer_effect.sh compares these lines with and
+        # without memlife; on the GPU, memlife's CUPTI client beside Kineto's).
+        events = prof.events()
+        on_gpu = sum(1 for e in events if e.device_type == torch.autograd.DeviceType.CUDA)
+        print("OBSERVED profile events", len(events), "on the GPU", on_gpu)
 
 
 if __name__ == "__main__":

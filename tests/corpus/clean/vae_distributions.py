@@ -1,9 +1,13 @@
 """A variational autoencoder with torch.distributions: Normal posterior with
 rsample, kl_divergence against the prior, a Bernoulli likelihood with
 logits, gradient clipping, and a fused (foreach) Adam."""
+import os
+
 import torch
 import torch.nn as nn
 from torch.distributions import Bernoulli, Normal, kl_divergence
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class VAE(nn.Module):
@@ -23,10 +27,10 @@ class VAE(nn.Module):
 
 def main():
     torch.manual_seed(0)
-    model = VAE()
+    model = VAE().to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)
     for step in range(15):
-        x = (torch.rand(32, 64) > 0.5).float()
+        x = (torch.rand(32, 64, device=DEVICE) > 0.5).float()
         loss = model(x)
         opt.zero_grad()
         loss.backward()

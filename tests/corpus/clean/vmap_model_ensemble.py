@@ -3,14 +3,17 @@ over five models, functional_call on a meta-device base model, vmap over
 the stacked parameters, trained with an optimizer over the stacked
 tensors."""
 import copy
+import os
 
 import torch
 import torch.nn as nn
 from torch.func import functional_call, stack_module_state
 
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
+
 
 def make_model():
-    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2))
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2)).to(DEVICE)
 
 
 def main():
@@ -26,7 +29,7 @@ def main():
     ensemble = torch.vmap(run_one, in_dims=(0, 0, None))
     opt = torch.optim.Adam(list(params.values()), lr=1e-2)
     for step in range(12):
-        x = torch.randn(64, 16)
+        x = torch.randn(64, 16, device=DEVICE)
         y = (x[:, 0] > 0).long()
         logits = ensemble(params, buffers, x)  # (5, 64, 2)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.repeat(5))
