@@ -17,6 +17,7 @@ bounded in objects and time, reads only, and never lets an exception out.
 
 from __future__ import annotations
 
+import _thread
 import ast
 import collections
 import functools
@@ -25,7 +26,6 @@ import os
 import re
 import sys
 import sysconfig
-import threading
 import time
 import types
 
@@ -522,13 +522,26 @@ def walk_into(lib) -> None:
     where no thread may start, it walks on the caller's thread."""
     if not _enabled():
         return
-    walker = threading.Thread(target=_walk_here, args=(lib,), name="memlife-holders", daemon=True)
+    # _thread rather than threading: the program's profile then shows two
+    # calls (start, acquire) instead of threading's forty, and the walker
+    # never appears in threading.enumerate() (a program or test may count
+    # its threads).
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def walker():
+        try:
+            _walk_here(lib)
+        finally:
+            done.release()
+
     try:
-        walker.start()
+        _thread.start_new_thread(walker, ())
     except RuntimeError:
+        done.release()
         _walk_here(lib)
         return
-    walker.join()
+    done.acquire()
 
 
 # Optimizer steps since the walks' schedule (1, 2, 4, 8, ...) started.
