@@ -41,8 +41,14 @@ MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
  * `address` NULL ends a walk: with an empty `path` one that reached
  * everything the program's roots reach (a storage still allocated that it
  * did not reach has no Python holder now, whatever an earlier walk found),
- * with "cut" one its budget cut short. */
+ * with "cut" one its budget cut short. A path that starts with
+ * MEMLIFE_HOLDER_CYCLE_ROOT "." names memory no root reaches that a
+ * reference cycle keeps, one gc.collect() could not free because one of its
+ * references is held in C++ (`<uncollectable cycle>.Parameter.
+ * _post_accumulate_grad_hooks[0]<function hook>.optimizers.keys()`: the
+ * path from a tensor of the cycle back to it). */
 MEMLIFE_API void memlife_holder(const void* address, const char* path);
+#define MEMLIFE_HOLDER_CYCLE_ROOT "<uncollectable cycle>"
 
 /* Asks for a census of live tensors and storages now. */
 MEMLIFE_API void memlife_census(void);

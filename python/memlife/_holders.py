@@ -256,13 +256,134 @@ class _Walk:
             self.push(v, f"{path}.{k}")
 
 
-def walk(torch, emit) -> int:
+# Uncollectable cycles: memory no root reaches, kept by a reference cycle
+# that gc.collect() could not free because one of its references is held
+# in C++, where the collector cannot see it (a tensor hook's closure that
+# refers back to the tensor: PyTorch keeps the tensor's hooks in its C++
+# autograd metadata).
+CYCLE_ROOT = "<uncollectable cycle>"  # MEMLIFE_HOLDER_CYCLE_ROOT (memlife.h; a test compares)
+MAX_CYCLE_OBJECTS = 2048  # searched from each tensor
+_TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")
+MAX_CYCLE_SECONDS = 1.0
+
+
+def _cycle_edges(torch, obj):
+    """(referent, path suffix) of what obj refers to, named as the walk
+    names them, plus what a tensor's __dict__ and a function's closure
+    hold (the walk skips both: reachable tensors and functions are named
+    from elsewhere)."""
+    if isinstance(obj, torch.Tensor):
+        for k, v in list(getattr(obj, "__dict__", {}).items()):
+            yield v, f".{k}"
+        for k in _TENSOR_HOOKS:  # kept in C++, read through properties
+            hooks = getattr(obj, k, None)
+            if hooks:
+                yield hooks, f".{k}"
+        if obj.is_leaf and obj.grad is not None:
+            yield obj.grad, ".grad"
+        return
+    if isinstance(obj, dict):
+        for k, v in list(obj.items()):
+            yield v, f"[{_key_text(k)}]"
+            yield k, ".keys()"
+        return
+    if isinstance(obj, (list, tuple, collections.deque, set, frozenset)):
+        for i, v in enumerate(list(obj)):
+            yield v, f"[{i}]"
+        return
+    if isinstance(obj, types.FunctionType):
+        for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or ()):
+            try:
+                yield cell.cell_contents, f"<function {obj.__name__}>.{name}"
+            except ValueError:  # an empty cell
+                pass
+        return
+    if isinstance(obj, types.MethodType):
+        yield obj.__self__, f"<method {obj.__name__}>.__self__"
+        return
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict):
+        for k, v in list(attrs.items()):
+            yield v, f".{k}"
+    # What a C type holds (a cell, a functools.partial's function and
+    # arguments); for a plain object its __dict__ again and its class.
+    for v in gc.get_referents(obj):
+        yield v, f".<{type(obj).__name__}>"
+
+
+def _cycle_through(torch, start, deadline):
+    """The objects on a shortest reference path from the tensor `start`
+    back to itself, each with the path to it from `start`; None when there
+    is none within MAX_CYCLE_OBJECTS."""
+    parents = {id(start): None}
+    objects = {id(start): (start, type(start).__name__)}
+    queue = collections.deque([start])
+    while queue and len(objects) < MAX_CYCLE_OBJECTS and time.monotonic() < deadline:
+        obj = queue.popleft()
+        try:
+            edges = list(_cycle_edges(torch, obj))
+        except Exception:
+            continue
+        for child, suffix in edges:
+            if child is start:
+                chain, key = [], id(obj)
+                while key is not None:
+                    chain.append(objects[key])
+                    key = parents[key]
+                chain.reverse()
+                return [(o, path) for o, path in chain], chain[-1][1] + suffix
+            if id(child) in objects or (isinstance(child, _SKIP_TYPES) and not isinstance(
+                    child, (types.FunctionType, types.MethodType))):
+                continue
+            if isinstance(child, torch.Tensor) and type(child) not in (torch.Tensor,
+                                                                       torch.nn.Parameter):
+                continue  # a subclass may dispatch ops when read
+            parents[id(child)] = id(obj)
+            objects[id(child)] = (child, objects[id(obj)][1] + suffix)
+            queue.append(child)
+    return None
+
+
+def _name_cycles(torch, w):
+    """Walks, from the objects of each uncollectable cycle through a tensor
+    the roots did not reach, what the cycle keeps: its tensors and what
+    hangs off it (an optimizer's state), under CYCLE_ROOT. Run after
+    gc.collect() only: what survives it unreached is held by C++ (a
+    registry, a cycle through C++)."""
+    deadline = time.monotonic() + MAX_CYCLE_SECONDS
+    w.deadline = deadline  # its own budget: the roots' walk may have spent its own
+    plain = (torch.Tensor, torch.nn.Parameter)
+    unreached = [o for o in gc.get_objects() if type(o) in plain and id(o) not in w.seen_ids]
+    for obj in unreached:
+        if time.monotonic() > deadline:
+            return
+        try:
+            ptr = obj.untyped_storage().data_ptr()
+        except Exception:
+            continue
+        if not ptr or ptr in w.seen_storages:
+            continue
+        found = _cycle_through(torch, obj, deadline)
+        if found is None:
+            continue
+        chain, closing = found
+        root = f"{CYCLE_ROOT}.{closing}"
+        w.storage(obj, root)
+        for member, path in chain[1:]:
+            if not isinstance(member, types.FunctionType):
+                w.push(member, f"{CYCLE_ROOT}.{path}")
+        w.run()
+
+
+def walk(torch, emit, cycles=False) -> int:
     """One walk; returns how many objects it visited. `emit(ptr, label)`
     gets each storage's path, then one line per program line that stores
     into the path's container (``file:line``), found after the walk so that
     reading sources does not eat the walk's time budget; then its end:
     `emit(0, "")` when it reached everything, `emit(0, "cut")` when its
-    budget cut it short (see memlife_holder in memlife.h)."""
+    budget cut it short (see memlife_holder in memlife.h). With `cycles`
+    (right after a gc.collect()), tensors no root reaches are searched for
+    uncollectable cycles (_name_cycles)."""
     found = []
     w = _Walk(torch, lambda ptr, path: found.append((ptr, path)))
     main = sys.modules.get("__main__")
@@ -285,6 +406,8 @@ def walk(torch, emit) -> int:
             for k, v in list(vars(module).items()):
                 w.push(v, f"{name}.{k}")
     complete = w.run()
+    if cycles:
+        _name_cycles(torch, w)
     sites = _StoreSites(_program_files())
     for ptr, path in found:
         lines = sites.for_path(path)
@@ -499,17 +622,18 @@ def _enabled() -> bool:
     return os.environ.get("MEMLIFE_HOLDERS", "1") != "0"
 
 
-def _walk_here(lib) -> None:
+def _walk_here(lib, cycles) -> None:
     torch = sys.modules.get("torch")
     if torch is None:
         return
     try:
-        walk(torch, lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace")))
+        walk(torch, lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace")),
+             cycles)
     except Exception:
         pass
 
 
-def walk_into(lib) -> None:
+def walk_into(lib, cycles=False) -> None:
     """One walk now, its paths written to the trace (memlife_holder); does
     nothing when holders are off or torch is not loaded, and never raises
     (the program's behaviour must not change).
@@ -531,7 +655,7 @@ def walk_into(lib) -> None:
 
     def walker():
         try:
-            _walk_here(lib)
+            _walk_here(lib, cycles)
         finally:
             done.release()
 
@@ -539,7 +663,7 @@ def walk_into(lib) -> None:
         _thread.start_new_thread(walker, ())
     except RuntimeError:
         done.release()
-        _walk_here(lib)
+        _walk_here(lib, cycles)
         return
     done.acquire()
 

@@ -132,7 +132,7 @@ class Recording:
         # the block's frames: drop them from this frame before collecting.
         exc = tb = None
         gc.collect()
-        memlife._holders.walk_into(lib)
+        memlife._holders.walk_into(lib, cycles=True)
         lib.memlife_census()
         lib.memlife_mark((BLOCK_END_PREFIX + str(self.block)).encode())
         lib.memlife_flush()

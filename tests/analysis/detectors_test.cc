@@ -454,6 +454,38 @@ TEST(LeakedByBlock, PathAWalkAtTheEndNoLongerFindsIsNotTheHolder) {
   }
 }
 
+TEST(LeakedByBlock, MemoryAnUncollectableCycleKeepsNamesTheCycle) {
+  // The walk at a block's end names what a cycle through C++ keeps under
+  // MEMLIFE_HOLDER_CYCLE_ROOT: the message names the cycle itself (its
+  // shortest path, back to the parameter), not the larger optimizer state
+  // hanging off it; held_by has both.
+  Synth s;
+  const uint64_t init = s.stack("prog.py", 12, "main");
+  const uint64_t state = s.stack("prog.py", 17, "main.<locals>.step_in_backward");
+  s.label(MEMLIFE_BLOCK_BEGIN_PREFIX "1");
+  s.alloc(kA, 4096, init);
+  s.alloc(kA + 0x10000, 8192, state);
+  const std::string cycle = MEMLIFE_HOLDER_CYCLE_ROOT
+      ".Parameter._post_accumulate_grad_hooks[0]<function step_in_backward>.optimizers";
+  s.holder(kA, cycle + ".keys()", 3);
+  s.holder(kA + 0x10000, cycle + "[<Parameter>].state[<Parameter>]['exp_avg']", 3);
+  s.walk_end(true);
+  s.label(MEMLIFE_BLOCK_END_PREFIX "1");
+  AnalysisOptions options;
+  options.block = 1;
+  const auto found = of_kind(s.analyze(true, options), kLeakedByBlock);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, 4096u + 8192u);
+  const std::string& message = found[0].message;
+  EXPECT_NE(message.find("held by a reference cycle that gc.collect() could not free"),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(message.ends_with(
+      ": Parameter._post_accumulate_grad_hooks[*]<function step_in_backward>.optimizers.keys()"))
+      << message;
+  EXPECT_EQ(found[0].evidence["held_by"].size(), 2u) << found[0].evidence.dump();
+}
+
 TEST(StepGrowth, SteadyLoopDoesNotTrigger) {
   Synth s;
   const uint64_t fwd = s.stack("train.py", 12);

@@ -4,6 +4,7 @@
 # each clean one passes, and a block after a leaky one does not inherit its
 # leak. Also: an incomplete in-process recording fails the block, and the
 # block marks' labels are the ones include/memlife/memlife.h documents.
+import json
 import os
 import pathlib
 import re
@@ -75,14 +76,15 @@ def test_incomplete_recording_fails_the_block(tmp_path):
 def test_mark_labels_are_the_documented_ones():
     # The labels the analyzer reads (memlife.h) and the Python side writes.
     header = (SOURCE / "include" / "memlife" / "memlife.h").read_text()
-    defined = dict(re.findall(r'#define (MEMLIFE_(?:BLOCK|COMM_HOOK)_\w+) "([^"]*)"', header))
+    defined = dict(re.findall(r'#define (MEMLIFE_(?:BLOCK|COMM_HOOK|HOLDER)_\w+) "([^"]*)"', header))
     sys.path.insert(0, str(SOURCE / "python"))
     import memlife
-    from memlife import _record
+    from memlife import _holders, _record
     assert defined == {"MEMLIFE_BLOCK_BEGIN_PREFIX": _record.BLOCK_BEGIN_PREFIX,
                        "MEMLIFE_BLOCK_END_PREFIX": _record.BLOCK_END_PREFIX,
                        "MEMLIFE_COMM_HOOK_BEGIN": memlife.COMM_HOOK_BEGIN,
-                       "MEMLIFE_COMM_HOOK_END": memlife.COMM_HOOK_END}
+                       "MEMLIFE_COMM_HOOK_END": memlife.COMM_HOOK_END,
+                       "MEMLIFE_HOLDER_CYCLE_ROOT": _holders.CYCLE_ROOT}
 
 
 def test_asking_for_a_block_the_trace_lacks_is_an_error():
@@ -132,3 +134,66 @@ def test_each_rank_judges_its_own_block(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     errors = {rank: (tmp_path / f"rank{rank}.errors").read_text() for rank in (0, 1)}
     assert errors == {0: "[]", 1: "[]"}, proc.stdout[-4000:]
+
+
+OPTIMIZER_IN_BACKWARD = """
+import json, sys
+import torch, torch.nn as nn
+import memlife
+
+FIXED = sys.argv[1] == "fixed"
+
+def fine_tune():
+    # The optimizer step fused into the backward pass, as the PyTorch
+    # tutorial writes it: each parameter's hook closes over the dict of
+    # optimizers, which holds the parameter. PyTorch keeps tensor hooks in
+    # C++, so gc.collect() cannot free the cycle: the model and its Adam
+    # state outlive fine_tune().
+    model = nn.Sequential(nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+    optimizers = {p: torch.optim.Adam([p], lr=1e-3) for p in model.parameters()}
+
+    def step_in_backward(param):
+        optimizers[param].step()
+        optimizers[param].zero_grad()
+
+    handles = [p.register_post_accumulate_grad_hook(step_in_backward)  # LEAK-LINE hook
+               for p in model.parameters()]
+    for _ in range(3):
+        nn.functional.cross_entropy(model(torch.randn(8, 128)), torch.randint(0, 10, (8,))).backward()
+    kept = sum(p.nbytes for p in model.parameters()) + sum(
+        t.nbytes for o in optimizers.values() for s in o.state.values() for t in s.values())
+    if FIXED:
+        for h in handles:
+            h.remove()
+    return kept
+
+with memlife.record() as rec:
+    kept = fine_tune()
+print(json.dumps({"kept": kept, "findings": rec.findings}))
+"""
+
+
+def test_a_cycle_through_a_tensor_hook_is_named(tmp_path):
+    # A leak no root reaches: the walk at the block's end searches the
+    # tensors it did not reach for a reference cycle back to themselves and
+    # names it (before, "no Python reference path reaches it"). Its fixed
+    # twin removes the hooks: no finding.
+    script = tmp_path / "optimizer_in_backward.py"
+    script.write_text(OPTIMIZER_IN_BACKWARD)
+    results = {}
+    for mode in ("leak", "fixed"):
+        proc = subprocess.run([sys.executable, str(script), mode], cwd=tmp_path, env=environment(),
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert results["fixed"]["findings"] == [], results["fixed"]
+    (finding,) = results["leak"]["findings"]
+    assert finding["kind"] == "leaked_by_block", finding
+    assert finding["bytes"] == results["leak"]["kept"], (finding["bytes"], results["leak"]["kept"])
+    assert finding["message"].endswith(
+        "held by a reference cycle that gc.collect() could not free (one of its references is "
+        "held in C++, where the collector cannot see it): Parameter._post_accumulate_grad_hooks"
+        "[*]<function step_in_backward>.optimizers.keys()"), finding["message"]
+    paths = {h["path"] for h in finding["evidence"]["held_by"]}
+    assert ("<uncollectable cycle>.Parameter._post_accumulate_grad_hooks[*]"
+            "<function step_in_backward>.optimizers[*].state[*][*]") in paths, paths
