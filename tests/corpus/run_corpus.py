@@ -113,6 +113,15 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "vmap_model_ensemble": PYTHON_LAUNCH,
     "background_eval_thread": PYTHON_LAUNCH,
     "vae_distributions": PYTHON_LAUNCH,
+    "fno_complex_fft": PYTHON_LAUNCH,
+    "optimizer_in_backward": PYTHON_LAUNCH,
+    "pinn_hessian": PYTHON_LAUNCH,
+    "forward_ad_jvp": PYTHON_LAUNCH,
+    "compiled_autograd_loop": PYTHON_LAUNCH,
+    "cond_control_flow": PYTHON_LAUNCH,
+    "strided_windows_out_buffers": PYTHON_LAUNCH,
+    "frombuffer_decode": PYTHON_LAUNCH,
+    "tv_tensors_transforms_v2": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

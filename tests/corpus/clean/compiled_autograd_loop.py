@@ -1,0 +1,33 @@
+"""torch.compile with compiled autograd (torch._dynamo.config.compiled_autograd):
+the backward graph is captured and compiled too, as the compiled autograd
+tutorial shows, for a small transformer encoder trained with AdamW."""
+import torch
+import torch.nn as nn
+
+
+def main():
+    torch.manual_seed(0)
+    torch._dynamo.config.compiled_autograd = True
+    layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True,
+                                       dropout=0.0)
+    model = nn.Sequential(nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False),
+                          nn.Linear(64, 8))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    @torch.compile
+    def train_step(x, y):
+        loss = nn.functional.cross_entropy(model(x).mean(1), y)
+        loss.backward()
+        return loss
+
+    for step in range(6):
+        x = torch.randn(4, 16, 64)
+        y = torch.randint(0, 8, (4,))
+        opt.zero_grad()
+        loss = train_step(x, y)
+        opt.step()
+        print(step, round(loss.item(), 4))
+
+
+if __name__ == "__main__":
+    main()
