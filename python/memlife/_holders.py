@@ -264,6 +264,7 @@ class _Walk:
 CYCLE_ROOT = "<uncollectable cycle>"  # MEMLIFE_HOLDER_CYCLE_ROOT (memlife.h; a test compares)
 MAX_CYCLE_OBJECTS = 2048  # searched from each tensor
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")
+MAX_ISLAND_OBJECTS = 20_000  # what a cycle keeps, checked for outside referrers
 MAX_CYCLE_SECONDS = 1.0
 
 
@@ -367,12 +368,62 @@ def _name_cycles(torch, w):
         if found is None:
             continue
         chain, closing = found
+        if not _an_island(torch, obj, deadline, (unreached, w._keep, w.queue, found, chain, *chain)):
+            continue
         root = f"{CYCLE_ROOT}.{closing}"
         w.storage(obj, root)
         for member, path in chain[1:]:
             if not isinstance(member, types.FunctionType):
                 w.push(member, f"{CYCLE_ROOT}.{path}")
         w.run()
+
+
+def _reach(torch, start, deadline):
+    """id -> object of what `start` reaches through _cycle_edges (with the
+    cells of closures), or None past MAX_ISLAND_OBJECTS or the deadline."""
+    reached = {id(start): start}
+    queue = collections.deque([start])
+    while queue:
+        if len(reached) > MAX_ISLAND_OBJECTS or time.monotonic() > deadline:
+            return None
+        obj = queue.popleft()
+        if isinstance(obj, types.FunctionType) and obj.__closure__:
+            # The closure tuple and its cells refer to what the edges name.
+            reached.setdefault(id(obj.__closure__), obj.__closure__)
+            for cell in obj.__closure__:
+                reached.setdefault(id(cell), cell)
+        try:
+            edges = list(_cycle_edges(torch, obj))
+        except Exception:
+            return None
+        for child, _ in edges:
+            if id(child) in reached or (isinstance(child, _SKIP_TYPES) and not isinstance(
+                    child, (types.FunctionType, types.MethodType))):
+                continue
+            reached[id(child)] = child
+            queue.append(child)
+    return reached
+
+
+def _an_island(torch, start, deadline, bookkeeping) -> bool:
+    """Whether what `start` reaches is an island: no object outside it that
+    the collector sees refers into it, so what keeps it alive is a
+    reference from C++. A cycle that a library's module state reaches is
+    not one (the walk's roots are the program's only). False when it is
+    larger than MAX_ISLAND_OBJECTS or the time is up. `bookkeeping`: the
+    caller's containers that hold `start`."""
+    island = _reach(torch, start, deadline)
+    if island is None:
+        return False
+    members = list(island.values())
+    ignore = {id(island), id(members), *(id(b) for b in bookkeeping)}
+    for referrer in gc.get_referrers(*members):
+        if id(referrer) in island or id(referrer) in ignore:
+            continue
+        if isinstance(referrer, types.FrameType) and referrer.f_code.co_filename == __file__:
+            continue  # this walk's own frames
+        return False
+    return True
 
 
 def walk(torch, emit, cycles=False) -> int:
