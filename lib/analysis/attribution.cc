@@ -6,8 +6,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "memlife/memlife.h"
-
 namespace memlife::analysis {
 
 int cause_rank(const std::string& kind) {
@@ -162,18 +160,17 @@ void name_holders(std::vector<Finding>& findings, const Model& m) {
     // are where the program reached that memory when it was walked.
     if (f.kind == kResidualView) continue;
     const auto& [lead_path, lead] = holders.front();
-    static constexpr std::string_view kCycleRoot = MEMLIFE_HOLDER_CYCLE_ROOT ".";
-    if (lead_path.rfind(kCycleRoot, 0) == 0) {
+    if (lead_path.starts_with(HolderPath::kCycleRoot)) {
       // Memory a cycle keeps: the message names the cycle itself, its
       // shortest path (from a tensor of the cycle back to it), not what
       // hangs off it (an optimizer's state); held_by has both.
       const std::string* cycle = &lead_path;
       for (const auto& [path, h] : holders)
-        if (path.rfind(kCycleRoot, 0) == 0 && path.size() < cycle->size()) cycle = &path;
+        if (path.starts_with(HolderPath::kCycleRoot) && path.size() < cycle->size()) cycle = &path;
       f.message +=
           "; held by a reference cycle that gc.collect() could not free (one of its "
           "references is held in C++, where the collector cannot see it): " +
-          cycle->substr(kCycleRoot.size());
+          cycle->substr(HolderPath::kCycleRoot.size());
       continue;
     }
     f.message += "; held by " + lead_path;

@@ -15,6 +15,7 @@
 
 #include "format/reader.h"
 #include "format/trace_tables.h"
+#include "memlife/memlife.h"
 
 namespace memlife::analysis {
 
@@ -136,6 +137,11 @@ struct HolderPath {
   // The program lines that store into the container the path names
   // (`file:line`): the line that keeps the memory.
   std::vector<std::string> stored_at;
+
+  // Memory no root reaches that a reference cycle keeps, one gc.collect()
+  // could not free (MEMLIFE_HOLDER_CYCLE_ROOT in memlife.h).
+  bool in_uncollectable_cycle() const { return path.starts_with(kCycleRoot); }
+  static constexpr std::string_view kCycleRoot = MEMLIFE_HOLDER_CYCLE_ROOT ".";
 };
 
 struct StepMark {

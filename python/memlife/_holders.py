@@ -719,6 +719,16 @@ def walk_into(lib, cycles=False) -> None:
     done.acquire()
 
 
+def _walk_at_exit(lib) -> None:
+    """The exit walk: after a collection (the interpreter's own comes at
+    finalization anyway), so that a tensor left unreached on a cycle is one
+    the collector cannot free: memory nothing can reach or free any more."""
+    if not _enabled():
+        return
+    gc.collect()
+    walk_into(lib, cycles=True)
+
+
 # Optimizer steps since the walks' schedule (1, 2, 4, 8, ...) started.
 _walk_schedule = [0]
 
@@ -752,6 +762,6 @@ def install(lib) -> bool:
             walk_into(lib)
 
     register(after_step)
-    atexit.register(walk_into, lib)
+    atexit.register(_walk_at_exit, lib)
     _installed = True
     return True

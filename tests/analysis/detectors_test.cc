@@ -486,6 +486,42 @@ TEST(LeakedByBlock, MemoryAnUncollectableCycleKeepsNamesTheCycle) {
   EXPECT_EQ(found[0].evidence["held_by"].size(), 2u) << found[0].evidence.dump();
 }
 
+TEST(LeakedAtExit, TensorMemoryOnlyAnUncollectableCycleKeepsIsALeak) {
+  // At exit tensor memory is still reachable (module globals), except what
+  // the exit walk found kept only by a cycle gc.collect() could not free.
+  // A cycle an earlier walk saw and the exit walk did not is not named.
+  const std::string cycle = MEMLIFE_HOLDER_CYCLE_ROOT
+      ".Parameter._post_accumulate_grad_hooks[0]<function step_in_backward>.optimizers";
+  for (const bool at_exit : {true, false}) {
+    Synth s;
+    const uint64_t init = s.stack("sweep.py", 20, "trial");
+    s.alloc(kA, 4096, init);
+    s.alloc(kA + 0x10000, 8192, init);  // a module global's: still reachable
+    s.step(1);
+    s.holder(kA, cycle + ".keys()", 1);
+    s.holder(kA + 0x10000, "__main__.model.weight", 1);
+    s.walk_end(true);
+    if (!at_exit) {
+      s.step(2);
+      s.holder(kA + 0x10000, "__main__.model.weight", 2);
+      s.walk_end(true);  // the exit walk no longer finds the cycle
+    }
+    const auto found = of_kind(s.analyze(), kLeakedAtExit);
+    if (!at_exit) {
+      EXPECT_TRUE(found.empty()) << found[0].message;
+      continue;
+    }
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].bytes, 4096u);
+    EXPECT_EQ(found[0].evidence["memory"], "uncollectable_cycle");
+    EXPECT_TRUE(found[0].message.ends_with(
+        "unreachable at exit; held by a reference cycle that gc.collect() could not free (one of "
+        "its references is held in C++, where the collector cannot see it): "
+        "Parameter._post_accumulate_grad_hooks[*]<function step_in_backward>.optimizers.keys()"))
+        << found[0].message;
+  }
+}
+
 TEST(StepGrowth, SteadyLoopDoesNotTrigger) {
   Synth s;
   const uint64_t fwd = s.stack("train.py", 12);

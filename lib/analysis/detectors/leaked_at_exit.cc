@@ -8,24 +8,89 @@
 // Tensor memory still allocated at exit is "still reachable", not a
 // finding: CPython does not free module globals at exit, and memory a C++
 // registry keeps for an unwaited collective is that collective's finding.
-// The process summary counts it by site (still_reachable_summary). A
-// truncated trace did not exit: nothing is reported for it.
+// The process summary counts it by site (still_reachable_summary). Except
+// tensor memory that the exit walk, after a gc.collect(), found kept only
+// by a reference cycle the collector could not free (a cycle through C++,
+// HolderPath::in_uncollectable_cycle): nothing can reach or free it any
+// more (evidence.memory = "uncollectable_cycle"), one finding per cycle.
+// A truncated trace did not exit: nothing is reported for it.
 #include <algorithm>
 #include <map>
 
 #include "analysis/detector.h"
+#include "analysis/detectors/util.h"
 
 namespace memlife::analysis {
 namespace {
 
 class LeakedAtExit final : public Detector {
  public:
-  void finish(const Model& m, bool truncated, StackResolver&, std::vector<Finding>& out) override {
+  void finish(const Model& m, bool truncated, StackResolver& stacks,
+              std::vector<Finding>& out) override {
     if (truncated) return;
     report_raw_segments(m, out);
+    if (m.block == 0) report_uncollectable_cycles(m, stacks, out);
   }
 
  private:
+  static void report_uncollectable_cycles(const Model& m, StackResolver& stacks,
+                                          std::vector<Finding>& out) {
+    std::map<std::string, std::vector<const Allocation*>> by_cycle;
+    for (const auto& [address, a] : m.allocations) {
+      auto holder = m.holder_of_alloc.find(a.at.seq);
+      if (holder == m.holder_of_alloc.end() || m.holder_gone(holder->second) ||
+          !holder->second.in_uncollectable_cycle())
+        continue;
+      by_cycle[container_of(holder->second.path)].push_back(&a);
+    }
+    for (auto& [cycle, allocations] : by_cycle) {
+      std::sort(allocations.begin(), allocations.end(),
+                [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
+      std::map<std::string, std::pair<uint64_t, uint64_t>> sites;  // key -> (stack, bytes)
+      Finding f;
+      f.kind = kLeakedAtExit;
+      f.severity = default_severity(f.kind);
+      f.count = allocations.size();
+      f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, allocations.front()->at.time_ns);
+      nlohmann::json list = nlohmann::json::array();
+      for (const Allocation* a : allocations) {
+        f.bytes += a->bytes;
+        f.retains.push_back({a->at.seq, a->bytes});
+        auto& site = sites[stacks.key(a->stack_id)];
+        site.first = site.first ? site.first : a->stack_id;
+        site.second += a->bytes;
+        if (list.size() < 64)
+          list.push_back({{"address", a->address},
+                          {"bytes", a->bytes},
+                          {"device", a->device},
+                          {"storage_id", a->storage_id}});
+      }
+      std::vector<std::pair<uint64_t, uint64_t>> by_bytes;  // (bytes, stack)
+      by_bytes.reserve(sites.size());
+      for (const auto& [key, site] : sites) by_bytes.emplace_back(site.second, site.first);
+      std::sort(by_bytes.rbegin(), by_bytes.rend());
+      nlohmann::json stack_list = nlohmann::json::array();
+      nlohmann::json roles = nlohmann::json::array();
+      for (size_t i = 0; i < by_bytes.size() && i < 8; ++i) {
+        stack_list.push_back(stacks.frames(by_bytes[i].second));
+        roles.push_back("allocation");
+      }
+      f.evidence["memory"] = "uncollectable_cycle";
+      f.evidence["allocations"] = std::move(list);
+      f.evidence["stacks"] = std::move(stack_list);
+      f.evidence["stack_roles"] = std::move(roles);
+      f.evidence["steps"] = nlohmann::json::array({allocations.front()->at.step});
+      const std::string line = stacks.user_line(by_bytes.front().second);
+      const size_t others = by_bytes.size() - 1;
+      // name_holders adds the cycle ("held by a reference cycle that ...").
+      f.message = std::to_string(f.count) + " allocation(s), " + format_bytes(f.bytes) +
+                  (line.empty() ? "" : " made at " + line) +
+                  (others ? " and " + std::to_string(others) + " other site(s)" : "") +
+                  ", unreachable at exit";
+      out.push_back(std::move(f));
+    }
+  }
+
   static void report_raw_segments(const Model& m, std::vector<Finding>& out) {
     // Under a framework (torch loaded, or its allocator seen), raw CUDA memory is mostly the
     // libraries' own (cuBLAS and NCCL workspaces, torch's pinned host blocks), kept until the

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "analysis/detector.h"
+#include "analysis/detectors/util.h"
 
 namespace memlife::analysis {
 namespace {
@@ -27,16 +28,6 @@ bool made_by_an_import(const Model& m, uint64_t stack_id) {
     if (const format::PythonFrame* frame = m.tables.frame(id))
       if (m.str(frame->file_string).rfind("<frozen importlib", 0) == 0) return true;
   return false;
-}
-
-// What keeps a holder path's memory: the path up to its first container
-// key or autograd/exception link (`__main__._KEEP[3].grad_fn<...>._saved_x`
-// -> `__main__._KEEP`): one leak, however many sites fed it.
-std::string container_of(const std::string& path) {
-  size_t cut = path.find('[');
-  for (const char* link : {".grad_fn", ".grad", ".__traceback__", ".__context__"})
-    cut = std::min(cut, path.find(link));
-  return path.substr(0, cut);
 }
 
 // Device memory no tensor ever named: the CUDA libraries' workspaces

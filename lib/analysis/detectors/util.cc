@@ -71,4 +71,11 @@ std::vector<std::unique_ptr<Detector>> make_all_detectors(const AnalysisOptions&
   return all;
 }
 
+std::string container_of(const std::string& path) {
+  size_t cut = path.find('[');
+  for (const char* link : {".grad_fn", ".grad", ".__traceback__", ".__context__"})
+    cut = std::min(cut, path.find(link));
+  return path.substr(0, cut);
+}
+
 }  // namespace memlife::analysis

@@ -24,6 +24,11 @@ struct HeldInterval {
 // The most bytes held at once by a set of intervals.
 uint64_t peak_held_bytes(const std::vector<HeldInterval>& intervals);
 
+// What keeps a holder path's memory: the path up to its first container
+// key or autograd/exception link (`__main__._KEEP[3].grad_fn<...>._saved_x`
+// -> `__main__._KEEP`): one leak, however many sites fed it.
+std::string container_of(const std::string& path);
+
 // Length of the union of byte ranges.
 uint64_t union_bytes(std::vector<ByteRange> ranges);
 

@@ -277,3 +277,23 @@ def test_cxx_registry_growth_names_the_op(traced, mode):
     held = f["evidence"]["held_in_cxx"]
     assert held and {h["made_in_op"] for h in held} == {"memlife_test::gather"}, held
     assert stack_has_line(held[0]["stack"], "registry_growth.py", line_of("registry_growth.py", "GATHER_LINE"))
+
+
+def test_a_cycle_through_tensor_hooks_is_leaked_at_exit(traced, tmp_path):
+    # Memory no root reaches at exit that a reference cycle through C++
+    # keeps (the optimizer-in-backward tutorial's hooks, one model per
+    # trial of a sweep): after a collection nothing can reach or free it,
+    # as LeakSanitizer means a leak. One finding for all trials, the bytes
+    # the program counts, the cycle named; removing the hooks: none.
+    kept_file = tmp_path / "kept"
+    report = traced("hook_cycle_sweep.py", "leak", str(kept_file))
+    (f,) = report["findings"]
+    assert f["kind"] == "leaked_at_exit" and f["evidence"]["memory"] == "uncollectable_cycle", f
+    assert f["bytes"] == int(kept_file.read_text()) and f["count"] == 4 * 16, f
+    assert f["message"].endswith(
+        "unreachable at exit; held by a reference cycle that gc.collect() could not free (one of "
+        "its references is held in C++, where the collector cannot see it): "
+        "Parameter._post_accumulate_grad_hooks[*]<function step_in_backward>.optimizers.keys()"), f
+    state_line = line_of("hook_cycle_sweep.py", "STATE_LINE")
+    assert any(stack_has_line(s, "hook_cycle_sweep.py", state_line) for s in f["evidence"]["stacks"])
+    assert traced("hook_cycle_sweep.py", "fixed", str(kept_file))["findings"] == []
