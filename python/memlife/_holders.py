@@ -265,6 +265,7 @@ CYCLE_ROOT = "<uncollectable cycle>"  # MEMLIFE_HOLDER_CYCLE_ROOT (memlife.h; a 
 MAX_CYCLE_OBJECTS = 2048  # searched from each tensor
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")
 MAX_ISLAND_OBJECTS = 20_000  # what a cycle keeps, checked for outside referrers
+MAX_ISLAND_CHECKS = 16
 MAX_CYCLE_SECONDS = 1.0
 
 
@@ -355,6 +356,7 @@ def _name_cycles(torch, w):
     w.deadline = deadline  # its own budget: the roots' walk may have spent its own
     plain = (torch.Tensor, torch.nn.Parameter)
     unreached = [o for o in gc.get_objects() if type(o) in plain and id(o) not in w.seen_ids]
+    checks = 0  # each reads the whole heap (gc.get_referrers)
     for obj in unreached:
         if time.monotonic() > deadline:
             return
@@ -368,6 +370,9 @@ def _name_cycles(torch, w):
         if found is None:
             continue
         chain, closing = found
+        if checks == MAX_ISLAND_CHECKS:
+            return
+        checks += 1
         if not _an_island(torch, obj, deadline, (unreached, w._keep, w.queue, found, chain, *chain)):
             continue
         root = f"{CYCLE_ROOT}.{closing}"
