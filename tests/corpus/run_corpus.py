@@ -122,6 +122,12 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "strided_windows_out_buffers": PYTHON_LAUNCH,
     "frombuffer_decode": PYTHON_LAUNCH,
     "tv_tensors_transforms_v2": PYTHON_LAUNCH,
+    "wgan_gp_penalty": PYTHON_LAUNCH,
+    "hessian_trace_create_graph": PYTHON_LAUNCH,
+    "captum_style_hooks": PYTHON_LAUNCH,
+    "lookahead_wrapper": PYTHON_LAUNCH,
+    "ema_multi_avg_buffers": PYTHON_LAUNCH,
+    "dynamic_quant_lstm_serve": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
