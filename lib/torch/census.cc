@@ -39,7 +39,7 @@ void write_census(CensusReason reason) {
   GilScope gil;
   // Deaths next, under the same GIL hold: the census and the deaths before
   // it then agree on who is alive.
-  sweep_deaths();
+  sweep_deaths(kCensusPasses);
   std::vector<LiveTensor> live;
   {
     rec::ReentryGuard guard;  // proceeds even when nested: census never recurses

@@ -54,7 +54,7 @@ void* sweeper_main(void*) {
     nanosleep(&interval, nullptr);
     if (!rec::active()) continue;
     try {
-      sweep_deaths();
+      sweep_deaths(kPeriodicPasses);
     } catch (const abi::__forced_unwind&) {
       throw;  // Python ends a thread that asks for the GIL while it finalizes
     } catch (...) {
@@ -65,13 +65,13 @@ void* sweeper_main(void*) {
 
 }  // namespace
 
-void sweep_deaths() {
+void sweep_deaths(int passes) {
   size_t live_views = 0;
   {
     rec::ReentryGuard guard;  // proceeds when nested: the census calls it
     if (rec::current_thread_writer() == nullptr) return;
     DeadTensors dead;
-    live_views = sweep_dead_tensors(dead);
+    live_views = sweep_dead_tensors(dead, passes);
     dead.emit(DeathHow::kDestroyed);
   }
   if (live_views != 0) sweep_views_bases();

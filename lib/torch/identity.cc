@@ -211,12 +211,9 @@ void DeadTensors::give_back() {
   dropped.clear();
 }
 
-size_t sweep_dead_tensors(DeadTensors& dead) {
+size_t sweep_dead_tensors(DeadTensors& dead, int passes) {
   size_t live_views = 0;
-  // Giving a dead subclass back may let another tensor die (a quantized
-  // tensor's scales): a few rounds, not a fixed point; what is left goes
-  // at the next sweep.
-  for (int round = 0; round < 4; ++round) {
+  for (int pass = 0; pass < passes; ++pass) {
     live_views = 0;
     for (Shard<TensorEntry>& shard : g_tables->tensors) {
       std::lock_guard<std::mutex> lock(shard.mutex);
@@ -225,8 +222,9 @@ size_t sweep_dead_tensors(DeadTensors& dead) {
       });
       shard.table.take_expired(CollectDeaths{dead});
     }
-    if (dead.dropped.empty()) break;
+    const bool cascade_possible = !dead.dropped.empty();
     dead.give_back();
+    if (!cascade_possible) break;
   }
   return live_views;
 }

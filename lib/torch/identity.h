@@ -72,8 +72,11 @@ struct DeadTensors {
 
 // Marks every tracked tensor that died since the last sweep; adds those
 // whose storage lives on to `dead`. Returns how many tracked views are
-// alive (the candidates for sweep_views_bases).
-size_t sweep_dead_tensors(DeadTensors& dead);
+// alive (the candidates for sweep_views_bases). Giving a dead subclass's
+// weak reference back may let tensors it owned die (a quantized tensor's
+// scales): up to `passes` passes over the tables follow such a cascade;
+// what is left goes at the next sweep.
+size_t sweep_dead_tensors(DeadTensors& dead, int passes);
 
 // Live tracked views, locked. Needs the GIL when Python runs (dropping a
 // reference may free a Python object).
