@@ -12,7 +12,12 @@ an ``@lru_cache`` decorator, ``total = total + loss``), found in the
 program's own source files: the line that keeps the memory, beside the line
 that allocated it. Autograd graphs are walked through their nodes'
 saved tensors, exceptions through their tracebacks' frames. The walk is
-bounded in objects and time, reads only, and never lets an exception out.
+bounded in objects and time, reads only, never lets an exception out, and
+runs on a thread of its own while the caller waits (a tracer the program
+set, torch.profiler's with_stack, would record it as the program's). After
+a gc.collect() (a memlife.record() block's end, exit) it also names the
+reference cycles the collector could not free, through C++, that keep
+tensors no root reaches (_name_cycles).
 """
 
 from __future__ import annotations
