@@ -128,6 +128,12 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "lookahead_wrapper": PYTHON_LAUNCH,
     "ema_multi_avg_buffers": PYTHON_LAUNCH,
     "dynamic_quant_lstm_serve": PYTHON_LAUNCH,
+    "p2p_ring_isend_irecv": TORCHRUN_LAUNCH,
+    "subgroup_collectives": TORCHRUN_LAUNCH,
+    "library_custom_op_compiled": PYTHON_LAUNCH,
+    "jit_trace_freeze_serve": PYTHON_LAUNCH,
+    "autograd_function_mark_dirty": PYTHON_LAUNCH,
+    "sparse_csr_gcn": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
