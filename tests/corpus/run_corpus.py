@@ -134,6 +134,9 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "jit_trace_freeze_serve": PYTHON_LAUNCH,
     "autograd_function_mark_dirty": PYTHON_LAUNCH,
     "sparse_csr_gcn": PYTHON_LAUNCH,
+    "selective_activation_checkpoint": PYTHON_LAUNCH,
+    "fsdp2_activation_checkpoint": TORCHRUN_LAUNCH,
+    "accelerate_grad_accumulation": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
