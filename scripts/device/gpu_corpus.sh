@@ -55,6 +55,8 @@ scenario cuda_fsdp1_orig_params python3 -m torch.distributed.run --standalone \
 scenario cuda_cudagraph_reduce_overhead python3 tests/corpus/cuda/cudagraph_reduce_overhead.py
 scenario cuda_prefetch_pinned_stream python3 tests/corpus/cuda/prefetch_pinned_stream.py
 scenario cuda_memory_history_snapshot python3 tests/corpus/cuda/memory_history_snapshot.py
+scenario nccl_ddp_optimizer_in_backward python3 -m torch.distributed.run --standalone \
+  --nproc_per_node=$NGPU tests/corpus/cuda/ddp_optimizer_in_backward.py
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True scenario gpu_train_expandable \
   python3 scripts/device/gpu_train_loop.py clean
 
