@@ -44,49 +44,17 @@ class LeakedAtExit final : public Detector {
       by_cycle[container_of(holder->second.path)].push_back(&a);
     }
     for (auto& [cycle, allocations] : by_cycle) {
-      std::sort(allocations.begin(), allocations.end(),
-                [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
-      std::map<std::string, std::pair<uint64_t, uint64_t>> sites;  // key -> (stack, bytes)
       Finding f;
       f.kind = kLeakedAtExit;
       f.severity = default_severity(f.kind);
-      f.count = allocations.size();
-      f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, allocations.front()->at.time_ns);
-      nlohmann::json list = nlohmann::json::array();
-      for (const Allocation* a : allocations) {
-        f.bytes += a->bytes;
-        f.retains.push_back({a->at.seq, a->bytes});
-        auto& site = sites[stacks.key(a->stack_id)];
-        site.first = site.first ? site.first : a->stack_id;
-        site.second += a->bytes;
-        if (list.size() < 64)
-          list.push_back({{"address", a->address},
-                          {"bytes", a->bytes},
-                          {"device", a->device},
-                          {"storage_id", a->storage_id}});
-      }
-      std::vector<std::pair<uint64_t, uint64_t>> by_bytes;  // (bytes, stack)
-      by_bytes.reserve(sites.size());
-      for (const auto& [key, site] : sites) by_bytes.emplace_back(site.second, site.first);
-      std::sort(by_bytes.rbegin(), by_bytes.rend());
-      nlohmann::json stack_list = nlohmann::json::array();
-      nlohmann::json roles = nlohmann::json::array();
-      for (size_t i = 0; i < by_bytes.size() && i < 8; ++i) {
-        stack_list.push_back(stacks.frames(by_bytes[i].second));
-        roles.push_back("allocation");
-      }
       f.evidence["memory"] = "uncollectable_cycle";
-      f.evidence["allocations"] = std::move(list);
-      f.evidence["stacks"] = std::move(stack_list);
-      f.evidence["stack_roles"] = std::move(roles);
-      f.evidence["steps"] = nlohmann::json::array({allocations.front()->at.step});
-      const std::string line = stacks.user_line(by_bytes.front().second);
-      const size_t others = by_bytes.size() - 1;
+      const HeldSites held = describe_held_allocations(m, stacks, std::move(allocations), f);
       // name_holders adds the cycle ("held by a reference cycle that ...").
-      f.message = std::to_string(f.count) + " allocation(s), " + format_bytes(f.bytes) +
-                  (line.empty() ? "" : " made at " + line) +
-                  (others ? " and " + std::to_string(others) + " other site(s)" : "") +
-                  ", unreachable at exit";
+      f.message =
+          std::to_string(f.count) + " allocation(s), " + format_bytes(f.bytes) +
+          (held.lead_line.empty() ? "" : " made at " + held.lead_line) +
+          (held.other_sites ? " and " + std::to_string(held.other_sites) + " other site(s)" : "") +
+          ", unreachable at exit";
       out.push_back(std::move(f));
     }
   }

@@ -35,34 +35,17 @@ bool made_by_an_import(const Model& m, uint64_t stack_id) {
 // first matmul and keeps it) and the allocator's own, not the block's.
 bool library_buffer(const Allocation& a) { return a.device >= 0 && a.storage_id == 0; }
 
-struct Site {
-  uint64_t stack_id = 0, bytes = 0;
-};
-
-// What one holder keeps: its allocations, by the sites that made them.
-struct Leak {
-  std::vector<const Allocation*> allocations;
-  std::map<std::string, Site> sites;  // by stack key
-};
-
 class LeakedByBlock final : public Detector {
  public:
   void finish(const Model& m, bool truncated, StackResolver& stacks,
               std::vector<Finding>& out) override {
     if (m.block == 0 || truncated || !m.block_ended) return;
-    // A leak is what one holder keeps; memory no walk named joins the leak
-    // its allocation site fed, else is a leak of its own site.
-    std::map<std::string, Leak> leaks;
+    // A leak is what one holder keeps (its allocations); memory no walk
+    // named joins the leak its allocation site fed, else is a leak of its
+    // own site.
+    std::map<std::string, std::vector<const Allocation*>> leaks;
     std::map<std::string, std::string> leak_of_site;
     std::vector<const Allocation*> unnamed;
-    const auto add = [&](const std::string& leak_key, const std::string& site_key,
-                         const Allocation& a) {
-      Leak& l = leaks[leak_key];
-      l.allocations.push_back(&a);
-      Site& site = l.sites[site_key];
-      site.stack_id = site.stack_id ? site.stack_id : a.stack_id;
-      site.bytes += a.bytes;
-    };
     for (const auto& [address, a] : m.allocations) {
       if (a.at.seq <= m.block_begin.seq || made_by_an_import(m, a.stack_id) || library_buffer(a))
         continue;
@@ -76,63 +59,34 @@ class LeakedByBlock final : public Detector {
       const std::string& site_key = stacks.key(a.stack_id);
       const std::string leak_key = "held:" + container_of(holder->second.path);
       leak_of_site.try_emplace(site_key, leak_key);
-      add(leak_key, site_key, a);
+      leaks[leak_key].push_back(&a);
     }
     for (const Allocation* a : unnamed) {
       const std::string& site_key = stacks.key(a->stack_id);
       auto fed = leak_of_site.find(site_key);
-      add(fed != leak_of_site.end() ? fed->second : "site:" + site_key, site_key, *a);
+      leaks[fed != leak_of_site.end() ? fed->second : "site:" + site_key].push_back(a);
     }
-    for (auto& [key, l] : leaks) out.push_back(finding(m, stacks, l, key.rfind("site:", 0) == 0));
+    for (auto& [key, allocations] : leaks)
+      out.push_back(finding(m, stacks, std::move(allocations), key.rfind("site:", 0) == 0));
   }
 
  private:
   // `unnamed`: no walk of the program's references named a holder (the
   // walk at the block's end reached none of it: a C++ object, a library's
   // cache holds it).
-  static Finding finding(const Model& m, StackResolver& stacks, Leak& leak, bool unnamed) {
-    std::vector<const Allocation*>& allocations = leak.allocations;
-    std::sort(allocations.begin(), allocations.end(),
-              [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
-    std::vector<const Site*> by_bytes;
-    by_bytes.reserve(leak.sites.size());
-    for (const auto& [key, site] : leak.sites) by_bytes.push_back(&site);
-    std::sort(by_bytes.begin(), by_bytes.end(),
-              [](const auto* x, const auto* y) { return x->bytes > y->bytes; });
+  static Finding finding(const Model& m, StackResolver& stacks,
+                         std::vector<const Allocation*> allocations, bool unnamed) {
     Finding f;
     f.kind = kLeakedByBlock;
     f.severity = default_severity(f.kind);
-    f.count = allocations.size();
-    const uint64_t first_ns = allocations.front()->at.time_ns;
-    f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, first_ns);
-    nlohmann::json list = nlohmann::json::array();
-    for (const Allocation* a : allocations) {
-      f.bytes += a->bytes;
-      f.retains.push_back({a->at.seq, a->bytes});
-      if (list.size() < 64)
-        list.push_back({{"address", a->address},
-                        {"bytes", a->bytes},
-                        {"device", a->device},
-                        {"storage_id", a->storage_id}});
-    }
-    nlohmann::json stack_list = nlohmann::json::array();
-    nlohmann::json roles = nlohmann::json::array();
-    for (size_t i = 0; i < by_bytes.size() && i < 8; ++i) {
-      stack_list.push_back(stacks.frames(by_bytes[i]->stack_id));
-      roles.push_back("allocation");
-    }
     f.evidence["block"] = m.block;
-    f.evidence["allocations"] = std::move(list);
-    f.evidence["stacks"] = std::move(stack_list);
-    f.evidence["stack_roles"] = std::move(roles);
-    f.evidence["steps"] = nlohmann::json::array({allocations.front()->at.step});
-    const std::string line = stacks.user_line(by_bytes.front()->stack_id);
-    const size_t others = by_bytes.size() - 1;
-    f.message = std::to_string(f.count) + " allocation(s), " + format_bytes(f.bytes) +
-                ", made inside memlife.record() block " + std::to_string(m.block) +
-                (line.empty() ? "" : " at " + line) +
-                (others ? " and " + std::to_string(others) + " other site(s)" : "") +
-                ", still allocated at its end";
+    const HeldSites held = describe_held_allocations(m, stacks, std::move(allocations), f);
+    f.message =
+        std::to_string(f.count) + " allocation(s), " + format_bytes(f.bytes) +
+        ", made inside memlife.record() block " + std::to_string(m.block) +
+        (held.lead_line.empty() ? "" : " at " + held.lead_line) +
+        (held.other_sites ? " and " + std::to_string(held.other_sites) + " other site(s)" : "") +
+        ", still allocated at its end";
     if (unnamed) f.message += "; no Python reference path reaches it";
     return f;
   }

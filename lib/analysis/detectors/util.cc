@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "analysis/detector.h"
 
@@ -69,6 +70,47 @@ std::vector<std::unique_ptr<Detector>> make_all_detectors(const AnalysisOptions&
   all.push_back(make_leaked_at_exit_detector(o));
   all.push_back(make_leaked_by_block_detector(o));
   return all;
+}
+
+HeldSites describe_held_allocations(const Model& m, StackResolver& stacks,
+                                    std::vector<const Allocation*> allocations, Finding& f) {
+  std::sort(allocations.begin(), allocations.end(),
+            [](const Allocation* x, const Allocation* y) { return x->at.seq < y->at.seq; });
+  struct Site {
+    uint64_t stack_id = 0, bytes = 0;
+  };
+  std::map<std::string, Site> sites;  // by stack key
+  f.count = allocations.size();
+  f.retained_ns = m.last_time_ns - std::min(m.last_time_ns, allocations.front()->at.time_ns);
+  nlohmann::json list = nlohmann::json::array();
+  for (const Allocation* a : allocations) {
+    f.bytes += a->bytes;
+    f.retains.push_back({a->at.seq, a->bytes});
+    Site& site = sites[stacks.key(a->stack_id)];
+    site.stack_id = site.stack_id ? site.stack_id : a->stack_id;
+    site.bytes += a->bytes;
+    if (list.size() < 64)
+      list.push_back({{"address", a->address},
+                      {"bytes", a->bytes},
+                      {"device", a->device},
+                      {"storage_id", a->storage_id}});
+  }
+  std::vector<const Site*> by_bytes;
+  by_bytes.reserve(sites.size());
+  for (const auto& [key, site] : sites) by_bytes.push_back(&site);
+  std::sort(by_bytes.begin(), by_bytes.end(),
+            [](const Site* x, const Site* y) { return x->bytes > y->bytes; });
+  nlohmann::json stack_list = nlohmann::json::array();
+  nlohmann::json roles = nlohmann::json::array();
+  for (size_t i = 0; i < by_bytes.size() && i < 8; ++i) {
+    stack_list.push_back(stacks.frames(by_bytes[i]->stack_id));
+    roles.push_back("allocation");
+  }
+  f.evidence["allocations"] = std::move(list);
+  f.evidence["stacks"] = std::move(stack_list);
+  f.evidence["stack_roles"] = std::move(roles);
+  f.evidence["steps"] = nlohmann::json::array({allocations.front()->at.step});
+  return {stacks.user_line(by_bytes.front()->stack_id), by_bytes.size() - 1};
 }
 
 std::string container_of(const std::string& path) {

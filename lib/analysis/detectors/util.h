@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/finding.h"
 #include "analysis/model.h"
+#include "analysis/stacks.h"
 
 namespace memlife::analysis {
 
@@ -28,6 +30,19 @@ uint64_t peak_held_bytes(const std::vector<HeldInterval>& intervals);
 // key or autograd/exception link (`__main__._KEEP[3].grad_fn<...>._saved_x`
 // -> `__main__._KEEP`): one leak, however many sites fed it.
 std::string container_of(const std::string& path);
+
+// Fills a finding about allocations still held at the end (leaked_by_block,
+// leaked_at_exit): count, bytes, retains, retained_ns, and evidence
+// `allocations` (the first 64 made), `stacks` of the 8 sites that hold the
+// most (role "allocation") and `steps` (the first allocation's). Returns
+// what the message names: the line of the site that holds the most and
+// how many other sites there are.
+struct HeldSites {
+  std::string lead_line;
+  size_t other_sites = 0;
+};
+HeldSites describe_held_allocations(const Model& m, StackResolver& stacks,
+                                    std::vector<const Allocation*> allocations, Finding& f);
 
 // Length of the union of byte ranges.
 uint64_t union_bytes(std::vector<ByteRange> ranges);
