@@ -217,10 +217,9 @@ size_t sweep_dead_tensors(DeadTensors& dead, int passes) {
     live_views = 0;
     for (Shard<TensorEntry>& shard : g_tables->tensors) {
       std::lock_guard<std::mutex> lock(shard.mutex);
-      shard.table.for_each_live([&](c10::intrusive_ptr_target*, const TensorEntry& e) {
-        live_views += e.is_view ? 1 : 0;
-      });
-      shard.table.take_expired(CollectDeaths{dead});
+      shard.table.sweep([&](c10::intrusive_ptr_target*,
+                            const TensorEntry& e) { live_views += e.is_view ? 1 : 0; },
+                        CollectDeaths{dead});
     }
     const bool cascade_possible = !dead.dropped.empty();
     dead.give_back();

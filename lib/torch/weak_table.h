@@ -5,7 +5,7 @@
 // a TensorImpl whose last strong reference went releases its storage, but a
 // subclass frees its own members only when deleted (a quantized tensor's
 // quantizer and its scale tensors, a sparse tensor's indices and values),
-// so expired entries must be let go soon (take_expired), not only when a
+// so expired entries must be let go soon (sweep), not only when a
 // slot is reused or the table rebuilt. Not thread-safe: callers shard and
 // lock.
 #pragma once
@@ -21,7 +21,7 @@
 namespace memlife::torch_plugin {
 
 // What a table does with an entry whose object died, when it drops the
-// entry (take_expired, a rebuild, a new key taking its slot): the handler
+// entry (sweep, a rebuild, a new key taking its slot): the handler
 // sees the key and the value and takes over the weak reference. By default
 // it is given back at once, which deletes the object if nothing else holds
 // it weakly: right for objects whose deletion frees nothing more (a
@@ -100,13 +100,18 @@ class WeakTable {
     }
   }
 
-  // Drops every expired entry: `on_expired` gets each. The slot stays
-  // occupied (probes go past it) until a key reuses it or the table is
-  // rebuilt.
-  template <typename OnExpired>
-  void take_expired(OnExpired&& on_expired) {
+  // One pass over the table: `on_live` gets every live entry; every
+  // expired one is dropped and `on_expired` gets it. A dropped entry's slot
+  // stays occupied (probes go past it) until a key reuses it or the table
+  // is rebuilt.
+  template <typename OnLive, typename OnExpired>
+  void sweep(const OnLive& on_live, OnExpired&& on_expired) {
     for (Slot& s : slots_) {
-      if (!holds_entry(s) || !expired(s.key)) continue;
+      if (!holds_entry(s)) continue;
+      if (!expired(s.key)) {
+        on_live(s.key, static_cast<const Value&>(s.value));
+        continue;
+      }
       on_expired(s.key, static_cast<const Value&>(s.value));
       s.key = kReleased;
       s.value = Value{};
@@ -142,7 +147,7 @@ class WeakTable {
 
  private:
   static constexpr size_t kInitialCapacity = 256;
-  // A slot whose entry take_expired dropped: no object's address, never
+  // A slot whose entry sweep dropped: no object's address, never
   // dereferenced, reusable, and not the end of a probe.
   inline static c10::intrusive_ptr_target* const kReleased =
       reinterpret_cast<c10::intrusive_ptr_target*>(alignof(c10::intrusive_ptr_target));
