@@ -318,6 +318,15 @@ def _cycle_edges(torch, obj):
         yield v, f".<{type(obj).__name__}>"
 
 
+def _cycle_follows(torch, obj) -> bool:
+    """Whether the cycle search goes into `obj`: not an atom, a module or a
+    class (but functions and bound methods, for their closures and
+    selves), nor a tensor subclass (reading it may dispatch ops)."""
+    if isinstance(obj, _SKIP_TYPES):
+        return isinstance(obj, (types.FunctionType, types.MethodType))
+    return not isinstance(obj, torch.Tensor) or type(obj) in (torch.Tensor, torch.nn.Parameter)
+
+
 def _cycle_through(torch, start, deadline):
     """The objects on a shortest reference path from the tensor `start`
     back to itself, each with the path to it from `start`; None when there
@@ -339,12 +348,8 @@ def _cycle_through(torch, start, deadline):
                     key = parents[key]
                 chain.reverse()
                 return [(o, path) for o, path in chain], chain[-1][1] + suffix
-            if id(child) in objects or (isinstance(child, _SKIP_TYPES) and not isinstance(
-                    child, (types.FunctionType, types.MethodType))):
+            if id(child) in objects or not _cycle_follows(torch, child):
                 continue
-            if isinstance(child, torch.Tensor) and type(child) not in (torch.Tensor,
-                                                                       torch.nn.Parameter):
-                continue  # a subclass may dispatch ops when read
             parents[id(child)] = id(obj)
             objects[id(child)] = (child, objects[id(obj)][1] + suffix)
             queue.append(child)
@@ -407,8 +412,7 @@ def _reach(torch, start, deadline):
         except Exception:
             return None
         for child, _ in edges:
-            if id(child) in reached or (isinstance(child, _SKIP_TYPES) and not isinstance(
-                    child, (types.FunctionType, types.MethodType))):
+            if id(child) in reached or not _cycle_follows(torch, child):
                 continue
             reached[id(child)] = child
             queue.append(child)
