@@ -171,6 +171,14 @@ void name_holders(std::vector<Finding>& findings, const Model& m) {
           "; held by a reference cycle that gc.collect() could not free (one of its "
           "references is held in C++, where the collector cannot see it): " +
           cycle->substr(HolderPath::kCycleRoot.size());
+      // The cycle PyTorch warns of (pytorch/pytorch#7343): a gradient made
+      // by backward(create_graph=True) keeps its graph, whose AccumulateGrad
+      // node keeps the parameter that keeps the gradient.
+      if (cycle->find("<AccumulateGrad>.variable") != std::string::npos)
+        f.message +=
+            " (a gradient made by backward(create_graph=True) whose graph holds its "
+            "parameter: set the parameter's .grad to None after use, or use "
+            "torch.autograd.grad)";
       continue;
     }
     f.message += "; held by " + lead_path;

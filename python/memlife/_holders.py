@@ -265,7 +265,8 @@ class _Walk:
 # that gc.collect() could not free because one of its references is held
 # in C++, where the collector cannot see it (a tensor hook's closure that
 # refers back to the tensor: PyTorch keeps the tensor's hooks in its C++
-# autograd metadata).
+# autograd metadata; a gradient made by backward(create_graph=True), whose
+# graph's AccumulateGrad node holds the parameter: pytorch/pytorch#7343).
 CYCLE_ROOT = "<uncollectable cycle>"  # MEMLIFE_HOLDER_CYCLE_ROOT (memlife.h; a test compares)
 MAX_CYCLE_OBJECTS = 2048  # searched from each tensor
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")
@@ -286,8 +287,21 @@ def _cycle_edges(torch, obj):
             hooks = getattr(obj, k, None)
             if hooks:
                 yield hooks, f".{k}"
-        if obj.is_leaf and obj.grad is not None:
-            yield obj.grad, ".grad"
+        if obj.is_leaf:
+            if obj.grad is not None:
+                yield obj.grad, ".grad"
+        elif obj.grad_fn is not None:
+            # A gradient made with create_graph=True: its graph reaches the
+            # parameter's AccumulateGrad node, which holds the parameter.
+            yield obj.grad_fn, f".grad_fn<{type(obj.grad_fn).__name__}>"
+        return
+    if isinstance(obj, torch.autograd.graph.Node):
+        for i, (node, _) in enumerate(obj.next_functions):
+            if node is not None:
+                yield node, f".next_functions[{i}]<{type(node).__name__}>"
+        variable = getattr(obj, "variable", None)  # AccumulateGrad's leaf
+        if variable is not None:
+            yield variable, ".variable"
         return
     if isinstance(obj, dict):
         for k, v in list(obj.items()):
@@ -356,6 +370,19 @@ def _cycle_through(torch, start, deadline):
     return None
 
 
+def _may_keep_unnamed_memory(t, seen_storages) -> bool:
+    """Whether a cycle through the unreached tensor `t` could keep memory
+    the walk has not named: its own storage, or a gradient (with the graph
+    of a create_graph backward) that it carries."""
+    try:
+        ptr = t.untyped_storage().data_ptr()
+    except Exception:
+        return False
+    if ptr and ptr not in seen_storages:
+        return True
+    return t.is_leaf and t.grad is not None
+
+
 def _name_cycles(torch, w):
     """Walks, from the objects of each uncollectable cycle through a tensor
     the roots did not reach, what the cycle keeps: its tensors and what
@@ -370,11 +397,7 @@ def _name_cycles(torch, w):
     for obj in unreached:
         if time.monotonic() > deadline:
             return
-        try:
-            ptr = obj.untyped_storage().data_ptr()
-        except Exception:
-            continue
-        if not ptr or ptr in w.seen_storages:
+        if not _may_keep_unnamed_memory(obj, w.seen_storages):
             continue
         found = _cycle_through(torch, obj, deadline)
         if found is None:
@@ -385,10 +408,18 @@ def _name_cycles(torch, w):
         checks += 1
         if not _an_island(torch, obj, deadline, (unreached, w._keep, w.queue, found, chain, *chain)):
             continue
-        root = f"{CYCLE_ROOT}.{closing}"
-        w.storage(obj, root)
+        # The start's memory is named by the cycle itself, which the
+        # analyzer takes for the shortest path under CYCLE_ROOT: a tensor of
+        # the cycle (a gradient on the way to its parameter) by the way
+        # round the cycle and on to it, so that its path is not shorter.
+        w.push(obj, f"{CYCLE_ROOT}.{closing}")
+        start_label = chain[0][1]
         for member, path in chain[1:]:
-            if not isinstance(member, types.FunctionType):
+            if isinstance(member, torch.Tensor):
+                w.push(member, f"{CYCLE_ROOT}.{closing}{path[len(start_label):]}")
+            elif not isinstance(member, (types.FunctionType, torch.autograd.graph.Node)):
+                # Not the graph's nodes: walking a tensor's grad_fn names what
+                # they save, from the tensor.
                 w.push(member, f"{CYCLE_ROOT}.{path}")
         w.run()
 

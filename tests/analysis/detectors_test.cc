@@ -486,6 +486,37 @@ TEST(LeakedByBlock, MemoryAnUncollectableCycleKeepsNamesTheCycle) {
   EXPECT_EQ(found[0].evidence["held_by"].size(), 2u) << found[0].evidence.dump();
 }
 
+TEST(LeakedByBlock, ACreateGraphGradientCycleSaysHowToBreakIt) {
+  // The cycle PyTorch warns of (pytorch/pytorch#7343): parameter -> .grad
+  // -> its graph -> AccumulateGrad -> parameter. The message names it and
+  // says the fix PyTorch's warning gives.
+  Synth s;
+  const uint64_t backward = s.stack("fit.py", 30, "fit");
+  s.label(MEMLIFE_BLOCK_BEGIN_PREFIX "1");
+  s.alloc(kA, 4096, backward);
+  s.alloc(kA + 0x10000, 65536, backward);
+  const std::string cycle = MEMLIFE_HOLDER_CYCLE_ROOT
+      ".Tensor.grad.grad_fn<CopyBackwards>.next_functions[1]<TanhBackward0>"
+      ".next_functions[0]<AccumulateGrad>.variable";
+  s.holder(kA, cycle, 3);  // the parameter
+  s.holder(kA + 0x10000, cycle + ".grad.grad_fn<TanhBackwardBackward0>._saved_output", 3);
+  s.walk_end(true);
+  s.label(MEMLIFE_BLOCK_END_PREFIX "1");
+  AnalysisOptions options;
+  options.block = 1;
+  const auto found = of_kind(s.analyze(true, options), kLeakedByBlock);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, 4096u + 65536u);
+  const std::string& message = found[0].message;
+  EXPECT_NE(message.find(": Tensor.grad.grad_fn<CopyBackwards>.next_functions[*]<TanhBackward0>"
+                         ".next_functions[*]<AccumulateGrad>.variable (a gradient made by "
+                         "backward(create_graph=True)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("set the parameter's .grad to None after use"), std::string::npos)
+      << message;
+}
+
 TEST(LeakedAtExit, TensorMemoryOnlyAnUncollectableCycleKeepsIsALeak) {
   // At exit tensor memory is still reachable (module globals), except what
   // the exit walk found kept only by a cycle gc.collect() could not free.
