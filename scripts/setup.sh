@@ -64,6 +64,15 @@ else
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q 'scikit-build-core>=0.10'
 fi
 
+# The e2e tests check every report they make against the report's schema
+# (lib/analysis/report.schema.json).
+if python3 -c 'import jsonschema' >/dev/null 2>&1; then
+  log "jsonschema present"
+else
+  log "installing jsonschema with pip"
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q 'jsonschema>=4.18'
+fi
+
 # The frameworks of the program corpus (tests/corpus), held to the torch
 # just installed so pip never replaces it.
 # Present means every pin of requirements.txt installed at its version.

@@ -236,13 +236,19 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
       }
       if (lead != nullptr && in_bounded * 10 >= named * 9) {
         const std::string path = lead->value("path", "");
-        entry = {{"why", "bounded"}, {"path", path}, {"bound", bound_of(path)}};
+        const std::string bound = bound_of(path);
+        entry = {{"why", "bounded"},
+                 {"reason", "bounded: its container evicts by itself, " + bound},
+                 {"path", path},
+                 {"bound", bound}};
         if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];
       }
     } else {
       const uint64_t buffers = f.evidence.value("collective_buffer_bytes", uint64_t{0});
       const uint64_t retained = f.evidence.value("retained_bytes", uint64_t{0});
-      if (buffers != 0 && buffers * 10 >= retained * 9) entry = {{"why", "collective_buffers"}};
+      if (buffers != 0 && buffers * 10 >= retained * 9)
+        entry = {{"why", "collective_buffers"},
+                 {"reason", "collective buffers the backend keeps until it reaps their works"}};
     }
     if (entry.is_null()) {
       kept.push_back(std::move(f));

@@ -236,12 +236,7 @@ std::string summary_table_raw(const json& report) {
     out << line;
     // Growth judged no leak is said, not dropped silently.
     for (const json& g : p.value("growth_set_aside", json::array())) {
-      const std::string why = g.value("why", "");
-      std::string reason = why;
-      if (why == "bounded") reason = "bounded, " + g.value("bound", "");
-      if (why == "collective_buffers")
-        reason = "collective buffers the backend keeps until it reaps their works";
-      out << "    growth set aside (" << reason
+      out << "    growth set aside (" << g.value("reason", g.value("why", ""))
           << "): " << format_bytes(g.value("bytes", uint64_t{0}));
       if (g.contains("path")) out << " held by " << g.value("path", "");
       out << "\n";

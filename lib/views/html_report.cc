@@ -1,6 +1,7 @@
 #include "views/html_report.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "views/perfetto.h"
@@ -86,30 +87,35 @@ json process_json(const TraceTimeline& t, const HtmlOptions& options) {
 
 json report_page_data(const std::vector<TraceTimeline>& timelines, const json& report,
                       const HtmlOptions& options) {
+  // What the report says of each process beside its findings.
+  std::map<uint64_t, const json*> reported;
+  if (report.is_object() && report.contains("processes") && report["processes"].is_array())
+    for (const json& p : report["processes"])
+      if (p.is_object() && p.contains("pid") && p["pid"].is_number_integer() && p["pid"] >= 0)
+        reported[p["pid"].get<uint64_t>()] = &p;
   json processes = json::array();
   std::set<uint64_t> pids;
   for (const TraceTimeline& t : timelines) {
-    processes.push_back(process_json(t, options));
+    json process = process_json(t, options);
+    if (const auto it = reported.find(t.header.pid); it != reported.end())
+      for (const char* key : {"growth_set_aside", "still_reachable_at_exit"})
+        if (it->second->contains(key)) process[key] = (*it->second)[key];
+    processes.push_back(std::move(process));
     pids.insert(t.header.pid);
   }
   // Processes the report names but whose trace is not at hand still get a
   // section, with their findings and no plot.
-  if (report.is_object() && report.contains("processes") && report["processes"].is_array()) {
-    for (const json& p : report["processes"]) {
-      if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_unsigned()) continue;
-      const uint64_t pid = p["pid"].get<uint64_t>();
-      if (pids.count(pid)) continue;
-      pids.insert(pid);
-      processes.push_back({{"pid", pid},
-                           {"rank", p.value("rank", json(nullptr))},
-                           {"host", p.value("host", json(""))},
-                           {"path", p.value("path", json(""))},
-                           {"truncated", p.value("truncated", false)},
-                           {"missing_trace", true},
-                           {"devices", json::array()},
-                           {"steps", json::array()},
-                           {"top_sites", json::array()}});
-    }
+  for (const auto& [pid, p] : reported) {
+    if (pids.count(pid)) continue;
+    processes.push_back({{"pid", pid},
+                         {"rank", p->value("rank", json(nullptr))},
+                         {"host", p->value("host", json(""))},
+                         {"path", p->value("path", json(""))},
+                         {"truncated", p->value("truncated", false)},
+                         {"missing_trace", true},
+                         {"devices", json::array()},
+                         {"steps", json::array()},
+                         {"top_sites", json::array()}});
   }
   // The busiest process first (highest peak live bytes on any device): in
   // a torchrun report the launcher, which allocates nothing, comes last.

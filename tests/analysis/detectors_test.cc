@@ -361,7 +361,8 @@ TEST(StepGrowth, SummarySaysWhatGrowthWasSetAside) {
   const nlohmann::json r = make_report(ps);
   std::string error;
   ASSERT_TRUE(validate_report(r, error)) << error;
-  EXPECT_NE(summary_table(r).find("growth set aside (bounded, maxlen=100): 32.0 KiB held by "
+  EXPECT_NE(summary_table(r).find("growth set aside (bounded: its container evicts by itself, "
+                                  "maxlen=100): 32.0 KiB held by "
                                   "__main__.buffer<deque maxlen=100>[*]"),
             std::string::npos)
       << summary_table(r);

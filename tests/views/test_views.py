@@ -144,7 +144,12 @@ def perfetto(opts, trace, out, report=None):
 def synthetic_report(path):
     report = {
         "schema_version": 1,
-        "processes": [{"pid": SYNTHETIC_PID, "rank": 0, "path": "testhost-4242.mltrace"}],
+        "processes": [{"pid": SYNTHETIC_PID, "rank": 0, "path": "testhost-4242.mltrace",
+                       "growth_set_aside": [{"why": "bounded", "bytes": 8192, "path": "__main__.buf<deque maxlen=4>[*]",
+                                             "reason": "bounded: its container evicts by itself, maxlen=4",
+                                             "bound": "maxlen=4", "growth": "grew 8 KiB"}],
+                       "still_reachable_at_exit": {"bytes": 65536, "allocations": 1, "top_sites": [
+                           {"bytes": 65536, "allocations": 1, "site": SCRIPT_FILE + ":3"}]}}],
         "findings": [
             {"kind": "step_growth", "severity": "error", "bytes": 40960, "count": 4,
              "pid": SYNTHETIC_PID, "rank": 0,
@@ -273,6 +278,12 @@ def test_report_of_synthetic_trace_renders_and_escapes(opts, synthetic, tmp_path
     assert dom.count("rect", "finding-band") == len(report["findings"])
     assert dom.count("tr", "finding-row") == len(report["findings"])
     assert dom.count("tr", "site-row") >= 2
+    # What is no finding is said: the growth set aside, what is still reachable.
+    assert dom.count("tr", "set-aside-row") == 1
+    assert dom.count("p", "still-reachable") == 1
+    text = "".join(dom.text)
+    assert "bounded: its container evicts by itself, maxlen=4" in text
+    assert "Still reachable at exit" in text and "64" in text
     # The injection attempts are text, not elements.
     assert dom.count("img") == 0
     assert dom.count("script") == 2  # the data block and the page's own code

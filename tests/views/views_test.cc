@@ -209,6 +209,30 @@ TEST(HtmlReport, BusiestProcessComesFirst) {
   EXPECT_EQ(data["processes"][1]["pid"], 1u);
 }
 
+TEST(HtmlReport, SaysWhatTheReportJudgedNoLeak) {
+  // Growth set aside and memory still reachable at exit go to their
+  // process's section (by pid); a process the report names without a trace
+  // still gets one.
+  TraceTimeline traced;
+  traced.header.pid = 7;
+  const json set_aside = json::array({{{"why", "bounded"}, {"bytes", 4096}}});
+  const json reachable = {{"bytes", 100}, {"allocations", 1}, {"top_sites", json::array()}};
+  const json report = {
+      {"processes",
+       {{{"pid", 8}, {"growth_set_aside", json::array()}},
+        {{"pid", 7}, {"growth_set_aside", set_aside}, {"still_reachable_at_exit", reachable}}}},
+      {"findings", json::array()}};
+  const json data = report_page_data({traced}, report, HtmlOptions{});
+  ASSERT_EQ(data["processes"].size(), 2u);
+  const json& seven =
+      data["processes"][0]["pid"] == 7u ? data["processes"][0] : data["processes"][1];
+  EXPECT_EQ(seven["growth_set_aside"], set_aside);
+  EXPECT_EQ(seven["still_reachable_at_exit"], reachable);
+  const json& eight =
+      data["processes"][0]["pid"] == 8u ? data["processes"][0] : data["processes"][1];
+  EXPECT_TRUE(eight.value("missing_trace", false));
+}
+
 TEST(HtmlReport, EmbedsDataOnlyInTheJsonBlock) {
   format::HeaderFields h = header();
   h.host = "<img src=x onerror=alert(1)>";

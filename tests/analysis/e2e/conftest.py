@@ -4,9 +4,12 @@ import pathlib
 import subprocess
 import sys
 
+import jsonschema
 import pytest
 
 HERE = pathlib.Path(__file__).parent
+# The report's contract: every report these tests make must follow it.
+REPORT_SCHEMA = json.loads((HERE.parents[2] / "lib" / "analysis" / "report.schema.json").read_text())
 
 
 def _bin(var):
@@ -32,7 +35,9 @@ def traced(tmp_path):
         proc = subprocess.run([analyze_bin, "analyze", str(out), "-o", str(report_path)],
                               capture_output=True, text=True, timeout=timeout)
         assert proc.returncode == 0, proc.stderr[-4000:]
-        return json.loads(report_path.read_text())
+        report = json.loads(report_path.read_text())
+        jsonschema.validate(report, REPORT_SCHEMA)
+        return report
 
     return run
 
