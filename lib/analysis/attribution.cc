@@ -174,7 +174,8 @@ void name_holders(std::vector<Finding>& findings, const Model& m) {
       // The cycle PyTorch warns of (pytorch/pytorch#7343): a gradient made
       // by backward(create_graph=True) keeps its graph, whose AccumulateGrad
       // node keeps the parameter that keeps the gradient.
-      if (cycle->find("<AccumulateGrad>.variable") != std::string::npos)
+      if (cycle->find(".grad.grad_fn<") != std::string::npos &&
+          cycle->ends_with("<AccumulateGrad>.variable"))
         f.message +=
             " (a gradient made by backward(create_graph=True) whose graph holds its "
             "parameter: set the parameter's .grad to None after use, or use "

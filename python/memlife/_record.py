@@ -120,7 +120,7 @@ class Recording:
         _blocks += 1
         self.block = _blocks
         self.trace = (lib.memlife_trace_path() or b"").decode()
-        gc.collect()  # what earlier code dropped is not the block's
+        memlife._holders.collect()  # what earlier code dropped is not the block's
         memlife._holders.restart_walk_schedule()
         lib.memlife_mark((BLOCK_BEGIN_PREFIX + str(self.block)).encode())
         return self
@@ -131,7 +131,7 @@ class Recording:
         # something, which the walk names. An exception's traceback holds
         # the block's frames: drop them from this frame before collecting.
         exc = tb = None
-        gc.collect()
+        memlife._holders.collect()
         memlife._holders.walk_into(lib, cycles=True)
         lib.memlife_census()
         lib.memlife_mark((BLOCK_END_PREFIX + str(self.block)).encode())

@@ -137,6 +137,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "selective_activation_checkpoint": PYTHON_LAUNCH,
     "fsdp2_activation_checkpoint": TORCHRUN_LAUNCH,
     "accelerate_grad_accumulation": PYTHON_LAUNCH,
+    "flop_counter_mem_tracker": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
