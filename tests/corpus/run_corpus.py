@@ -137,7 +137,19 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "selective_activation_checkpoint": PYTHON_LAUNCH,
     "fsdp2_activation_checkpoint": TORCHRUN_LAUNCH,
     "accelerate_grad_accumulation": PYTHON_LAUNCH,
+    "actor_learner_queue": PYTHON_LAUNCH,
+    "aoti_package_serve": PYTHON_LAUNCH,
+    "checkpoint_reentrant_sequential": PYTHON_LAUNCH,
+    "flop_counter_module_tracker": PYTHON_LAUNCH,
     "flop_counter_mem_tracker": PYTHON_LAUNCH,
+    "fused_adamw_plateau": PYTHON_LAUNCH,
+    "fx_subgraph_rewrite": PYTHON_LAUNCH,
+    "grad_scaler_fp16_cpu": PYTHON_LAUNCH,
+    "hf_t5_seq2seq_generate": PYTHON_LAUNCH,
+    "int8_weight_subclass": PYTHON_LAUNCH,
+    "lightning_bf16_accumulate": PYTHON_LAUNCH,
+    "packed_sequence_gru": PYTHON_LAUNCH,
+    "torchvision_segmentation": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
