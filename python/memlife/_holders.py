@@ -782,9 +782,10 @@ def collect() -> None:
     MAX_COLLECTIONS). One is not enough: a graph node shows the collector
     the hooks it keeps only while nothing else in C++ keeps the node
     (THPCppFunction_traverse, pytorch/pytorch#102174), so a graph kept by
-    cycles through its hooks is freed one layer per collection (torch.distributed's MemTracker leaves such graphs: a
-    2-layer Transformer's took 16 collections). Memory a later collection
-    frees is no leak."""
+    cycles through its hooks is freed one layer per collection
+    (torch.distributed's MemTracker leaves such graphs: a 2-layer
+    Transformer's took 16 collections). Memory a later collection frees is
+    no leak."""
     for _ in range(MAX_COLLECTIONS):
         if gc.collect() == 0:
             return
