@@ -220,6 +220,8 @@ class _Walk:
             for group in ("_parameters", "_buffers", "_modules"):
                 for k, v in list(getattr(obj, group, {}).items()):
                     self.push(v, f"{path}.{k}")
+            if isinstance(obj, torch.jit.RecursiveScriptModule):
+                self.script_attributes(obj, path)
         if isinstance(obj, BaseException):
             self.push(obj.__traceback__, f"{path}.__traceback__")
             self.push(obj.__context__, f"{path}.__context__")
@@ -255,6 +257,18 @@ class _Walk:
                 kind += f" maxsize={maxsize}"  # evicts by itself: bounded
         for v in gc.get_referents(obj):
             self.push(v, f"{path}.<{kind}>")
+
+    def script_attributes(self, module, path):
+        # A TorchScript module keeps its attributes (a List[Tensor] that
+        # forward appends to) in its C++ object, where neither __dict__ nor
+        # the collector's referents show them; getattr converts each to a
+        # new Python value whose tensors share the module's storages.
+        concrete = getattr(module, "_concrete_type", None)
+        if concrete is None:
+            return
+        for name, (_, is_param) in concrete.get_attributes().items():
+            if not is_param:  # parameters and buffers: walked as a Module's
+                self.push(module._c.getattr(name), f"{path}.{name}")
 
     def frame(self, frame, path):
         for k, v in _frame_locals(frame):
@@ -524,6 +538,7 @@ _PATH_CUT = re.compile(r"\.(grad_fn|grad|__traceback__|__context__|tb_frame|tb_n
 _PATH_KEY = re.compile(r"\[[^\]]*\]")  # a container's key is not a name
 _PATH_TYPE = re.compile(r"<[^>]*>")  # nor a type or its bound (`<deque maxlen=100>`)
 _PATH_NAME = re.compile(r"(?<![<\w])([A-Za-z_]\w*)(?!\w|\(\)|>)")
+_PATH_FRAME = re.compile(r"^(\w+)\(\)\.$")  # what precedes a live frame's local: `main().`
 
 
 # Calls whose result is a Python scalar or string: a line that stores one
@@ -561,21 +576,26 @@ def _terminal_name(node):
 
 
 class _FileStores(ast.NodeVisitor):
-    """name -> the lines of one source file that store into a container
-    or an accumulator of that name."""
+    """name -> the stores of one source file into a container or an
+    accumulator of that name: (line, the functions it is in, outermost
+    first, whether the name is a bare variable there rather than an
+    attribute)."""
 
     def __init__(self):
-        self.lines = collections.defaultdict(set)
+        self.stores = collections.defaultdict(set)
+        self.functions = ()
 
-    def add(self, name, node):
+    def add(self, name, node, target):
+        while isinstance(target, ast.Subscript):
+            target = target.value
         if name:
-            self.lines[name].add(node.lineno)
+            self.stores[name].add((node.lineno, self.functions, isinstance(target, ast.Name)))
 
     def visit_Call(self, node):
         func = node.func
         if (isinstance(func, ast.Attribute) and func.attr in _STORE_METHODS
                 and not (node.args and all(_scalar(a) for a in node.args))):
-            self.add(_terminal_name(func.value), node)
+            self.add(_terminal_name(func.value), node, func.value)
         self.generic_visit(node)
 
     def visit_Assign(self, node):
@@ -584,27 +604,30 @@ class _FileStores(ast.NodeVisitor):
             return
         for target in node.targets:
             if isinstance(target, ast.Subscript):
-                self.add(_terminal_name(target.value), node)
+                self.add(_terminal_name(target.value), node, target)
             elif isinstance(target, (ast.Name, ast.Attribute)):
                 name = _terminal_name(target)
                 # `total = total + loss`, `seen = torch.cat([seen, x])`
                 if any(_terminal_name(n) == name for n in ast.walk(node.value)
                        if isinstance(n, (ast.Name, ast.Attribute))):
-                    self.add(name, node)
+                    self.add(name, node, target)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node):
         target = node.target
         if not _scalar(node.value):
             self.add(_terminal_name(target.value if isinstance(target, ast.Subscript) else target),
-                     node)
+                     node, target)
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node):
         for decorator in node.decorator_list:
             if "cache" in ast.unparse(decorator).lower():
-                self.add(node.name, decorator)
+                self.add(node.name, decorator, None)
+        outer = self.functions
+        self.functions = outer + (node.name,)
         self.generic_visit(node)
+        self.functions = outer
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -625,7 +648,7 @@ def _stores_of(path):
             tree = ast.parse(f.read(), filename=path)
         visitor = _FileStores()
         visitor.visit(tree)
-        stores = {k: sorted(v) for k, v in visitor.lines.items()}
+        stores = {k: sorted(v, key=lambda store: store[0]) for k, v in visitor.stores.items()}
     except (OSError, SyntaxError, ValueError, RecursionError):
         stores = {}
     _parsed[path] = (mtime, stores)
@@ -658,20 +681,27 @@ class _StoreSites:
         self.files = files
         self.by_name: dict = {}
 
-    def lines_of(self, name):
-        lines = self.by_name.get(name)
+    def lines_of(self, name, local_of=None):
+        """The lines that store into `name`; with local_of, only those
+        where it is a variable of that function or of a function nested in
+        it, a closure (`main().h`: main's h, not another function's)."""
+        lines = self.by_name.get((name, local_of))
         if lines is None:
-            lines = [f"{path}:{line}" for path in self.files for line in _stores_of(path).get(name, ())]
-            self.by_name[name] = lines
+            lines = [f"{path}:{line}" for path in self.files
+                     for line, functions, bare in _stores_of(path).get(name, ())
+                     if local_of is None or (bare and local_of in functions)]
+            self.by_name[(name, local_of)] = lines
         return lines
 
     def for_path(self, path):
         cut = _PATH_CUT.search(path)
         head = _PATH_TYPE.sub("", _PATH_KEY.sub("[]", path[:cut.start()] if cut else path))
-        for name in reversed(_PATH_NAME.findall(head)):
+        for match in reversed(list(_PATH_NAME.finditer(head))):
+            name = match.group(1)
             if name == "__main__" or name.startswith("_saved_"):
                 continue
-            lines = self.lines_of(name)
+            frame = _PATH_FRAME.search(head, 0, match.start())
+            lines = self.lines_of(name, frame.group(1) if frame else None)
             if lines:
                 return lines[:_MAX_SITES]
         return []

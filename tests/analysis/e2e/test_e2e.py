@@ -297,3 +297,22 @@ def test_a_cycle_through_tensor_hooks_is_leaked_at_exit(traced, tmp_path):
     state_line = line_of("hook_cycle_sweep.py", "STATE_LINE")
     assert any(stack_has_line(s, "hook_cycle_sweep.py", state_line) for s in f["evidence"]["stacks"])
     assert traced("hook_cycle_sweep.py", "fixed", str(kept_file))["findings"] == []
+
+
+def test_growth_a_torchscript_attribute_holds_names_it(traced):
+    # The module's List[Tensor] attribute is held in C++: the walk reads it
+    # through the module's concrete type and names it like a Python list.
+    report = traced("script_module_history.py", "keep")
+    (f,) = report["findings"]
+    assert f["kind"] == "step_growth"
+    assert f["evidence"]["bytes_per_step"] == 64 * 256 * 4
+    assert stack_has_line(f["evidence"]["stacks"][0], "script_module_history.py",
+                          line_of("script_module_history.py", "FORWARD_LINE"))
+    (held,) = f["evidence"]["held_by"]
+    assert held["path"] == "main().scorer.history[*]"
+    assert held["stored_at"] == [
+        f"{HERE / 'script_module_history.py'}:{line_of('script_module_history.py', 'STORE_LINE')}"]
+
+
+def test_a_torchscript_attribute_emptied_each_step_is_clean(traced):
+    assert traced("script_module_history.py", "reset")["findings"] == []
