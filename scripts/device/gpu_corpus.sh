@@ -36,7 +36,8 @@ for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buff
          compile_dynamic_shapes saved_tensor_offload export_inference moe_topk_routing \
          distill_teacher maml_functional_call progressive_unfreeze gradcam_hook_dict \
          resume_mid_training profiler_memory_schedule flex_attention_compiled swa_averaged_model \
-         vae_distributions vmap_model_ensemble background_eval_thread; do
+         vae_distributions vmap_model_ensemble background_eval_thread fused_adamw_plateau \
+         packed_sequence_gru flop_counter_mem_tracker torchvision_segmentation hf_t5_seq2seq_generate; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \
@@ -76,6 +77,10 @@ say leaky GPU programs
 # its metric keeps ("retained N").
 MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_torchmetrics_never_reset python3 tests/corpus/leaky/torchmetrics_never_reset.py
 MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_torchmetrics_reset python3 tests/corpus/leaky/torchmetrics_never_reset.py --fixed
+# The create_graph gradient cycle (pytorch#7343): CUDA memory only a C++
+# reference cycle holds; the program prints the bytes it keeps at exit.
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_newton_cg_latent_fit python3 tests/corpus/leaky/newton_cg_latent_fit.py
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_newton_cg_latent_fit_fixed python3 tests/corpus/leaky/newton_cg_latent_fit.py --fixed
 scenario gpu_train_leak python3 scripts/device/gpu_train_loop.py leak
 scenario seed001_unwaited python3 scripts/device/seed001_collectives.py unwaited
 scenario seed000_set_data python3 scripts/device/seed000_release.py set_data

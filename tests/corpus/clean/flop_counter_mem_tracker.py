@@ -2,10 +2,14 @@
 (a TorchDispatchMode) counts the FLOPs of one training step per module, and
 torch.distributed's MemTracker (dispatch mode plus weak references to every
 storage) tracks one step's memory by module; then plain steps."""
+import os
+
 import torch
 import torch.nn as nn
 from torch.distributed._tools.mem_tracker import MemTracker
 from torch.utils.flop_counter import FlopCounterMode
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class Net(nn.Module):
@@ -19,7 +23,7 @@ class Net(nn.Module):
 
 
 def step(model, opt):
-    x, y = torch.randn(8, 16, 64), torch.randint(0, 10, (8,))
+    x, y = torch.randn(8, 16, 64, device=DEVICE), torch.randint(0, 10, (8,), device=DEVICE)
     loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
     loss.backward()
@@ -29,7 +33,7 @@ def step(model, opt):
 
 def main():
     torch.manual_seed(0)
-    model = Net()
+    model = Net().to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     step(model, opt)  # optimizer state exists before the tools look
     counter = FlopCounterMode(display=False, depth=2)

@@ -4,9 +4,12 @@ torch._foreach_norm, zero_grad(set_to_none=False) keeping the .grad
 buffers, ReduceLROnPlateau stepped on a validation loss every epoch, and
 an early stop that restores the best weights."""
 import copy
+import os
 
 import torch
 import torch.nn as nn
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def main():
@@ -15,7 +18,8 @@ def main():
     w_true = torch.randn(32, 1, generator=g)
     xs = torch.randn(512, 32, generator=g)
     ys = xs @ w_true + 0.1 * torch.randn(512, 1, generator=g)
-    model = nn.Sequential(nn.Linear(32, 128), nn.GELU(), nn.Linear(128, 1))
+    xs, ys = xs.to(DEVICE), ys.to(DEVICE)
+    model = nn.Sequential(nn.Linear(32, 128), nn.GELU(), nn.Linear(128, 1)).to(DEVICE)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01, fused=True)
     sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
     best, best_state, bad = float("inf"), None, 0

@@ -2,8 +2,12 @@
 download) trained on a copy-and-reverse task with padded labels (-100),
 then beam search with generate() (encoder outputs and the
 EncoderDecoderCache reused across steps), scores returned."""
+import os
+
 import torch
 from transformers import T5Config, T5ForConditionalGeneration
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def batch(g, size=16, length=12):
@@ -13,7 +17,7 @@ def batch(g, size=16, length=12):
     for i, n in enumerate(cut.tolist()):
         labels[i, n:] = -100
     attention = torch.ones_like(src)
-    return src, attention, labels
+    return src.to(DEVICE), attention.to(DEVICE), labels.to(DEVICE)
 
 
 def main():
@@ -21,7 +25,7 @@ def main():
     g = torch.Generator().manual_seed(1)
     config = T5Config(vocab_size=100, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
                       num_heads=4, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
-    model = T5ForConditionalGeneration(config)
+    model = T5ForConditionalGeneration(config).to(DEVICE)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model.train()
     for step in range(10):

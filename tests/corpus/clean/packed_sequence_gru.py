@@ -3,9 +3,13 @@ text and speech models batch them: padded batches packed with
 pack_padded_sequence(enforce_sorted=False), unpacked with
 pad_packed_sequence, a masked mean over the valid steps, gradient clipping;
 then an evaluation pass under inference_mode."""
+import os
+
 import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class Classifier(nn.Module):
@@ -19,7 +23,8 @@ class Classifier(nn.Module):
         packed = pack_padded_sequence(self.embed(tokens), lengths, batch_first=True, enforce_sorted=False)
         out, _ = self.rnn(packed)
         out, out_lengths = pad_packed_sequence(out, batch_first=True)
-        mask = (torch.arange(out.shape[1])[None, :] < out_lengths[:, None]).unsqueeze(-1)
+        out_lengths = out_lengths.to(out.device)  # pad_packed_sequence returns them on the CPU
+        mask = (torch.arange(out.shape[1], device=out.device)[None, :] < out_lengths[:, None]).unsqueeze(-1)
         pooled = (out * mask).sum(1) / out_lengths[:, None]
         return self.head(pooled)
 
@@ -27,13 +32,14 @@ class Classifier(nn.Module):
 def batch(g, size=24):
     lengths = torch.randint(3, 40, (size,), generator=g)
     seqs = [torch.randint(1, 500, (int(n),), generator=g) for n in lengths]
-    return pad_sequence(seqs, batch_first=True), lengths, torch.randint(0, 5, (size,), generator=g)
+    labels = torch.randint(0, 5, (size,), generator=g)
+    return pad_sequence(seqs, batch_first=True).to(DEVICE), lengths, labels.to(DEVICE)  # lengths stay on the CPU
 
 
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = Classifier()
+    model = Classifier().to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for step in range(15):
         tokens, lengths, labels = batch(g)

@@ -2,9 +2,13 @@
 backbone (random init, no download) with its auxiliary head, trained a few
 steps on synthetic masks with the main and auxiliary losses and an
 ignore_index, then evaluated with a confusion-matrix mIoU."""
+import os
+
 import torch
 import torch.nn as nn
 from torchvision.models.segmentation import deeplabv3_mobilenet_v3_large
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 CLASSES = 4
 
@@ -13,13 +17,13 @@ def batch(g, size=4, hw=96):
     images = torch.rand(size, 3, hw, hw, generator=g)
     masks = (images[:, 0] * CLASSES).long().clamp(max=CLASSES - 1)
     masks[:, :4] = 255  # unlabelled border
-    return images, masks
+    return images.to(DEVICE), masks.to(DEVICE)
 
 
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=CLASSES, aux_loss=True)
+    model = deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=CLASSES, aux_loss=True).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     criterion = nn.CrossEntropyLoss(ignore_index=255)
     model.train()
@@ -31,7 +35,7 @@ def main():
         loss.backward()
         opt.step()
     model.eval()
-    confusion = torch.zeros(CLASSES, CLASSES, dtype=torch.long)
+    confusion = torch.zeros(CLASSES, CLASSES, dtype=torch.long, device=DEVICE)
     with torch.inference_mode():
         for _ in range(2):
             images, masks = batch(g)

@@ -20,6 +20,7 @@
 # Leaky: the fitted code is kept as z.detach() and z.grad is left set.
 # --fixed: z.grad = None once the sample is fitted.
 import gc
+import os
 import sys
 import weakref
 
@@ -28,6 +29,7 @@ import torch.nn as nn
 
 from _truth import distinct_storage_bytes, graph_saved_tensors, write_truth
 
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 SAMPLES = 6
 NEWTON_STEPS = 3
 CG_STEPS = 4
@@ -41,7 +43,7 @@ def hessian_vector(grad, z, v):
 
 
 def fit(decoder, target, fixed):
-    z = torch.zeros(target.shape[0], 32, requires_grad=True)
+    z = torch.zeros(target.shape[0], 32, device=target.device, requires_grad=True)
     for _ in range(NEWTON_STEPS):
         z.grad = None
         loss = nn.functional.mse_loss(decoder(z), target)
@@ -68,8 +70,8 @@ def fit(decoder, target, fixed):
 def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
-    decoder = nn.Sequential(nn.Linear(32, 512), nn.Tanh(), nn.Linear(512, 784)).requires_grad_(False)
-    images = torch.rand(SAMPLES, 128, 784)
+    decoder = nn.Sequential(nn.Linear(32, 512), nn.Tanh(), nn.Linear(512, 784)).to(DEVICE).requires_grad_(False)
+    images = torch.rand(SAMPLES, 128, 784, device=DEVICE)
     codes = []
     kept, graphs = [], []
     for i in range(SAMPLES):
