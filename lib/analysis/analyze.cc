@@ -88,6 +88,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   name_holders(out.findings, model);
   out.growth_set_aside = set_aside_growth(out.findings);
   name_cxx_holders(out.findings, model, stacks);
+  say_what_no_walk_reached(out.findings, model);
   if (!out.truncated && options.block == 0)
     out.still_reachable_at_exit = still_reachable_summary(model, stacks);
 

@@ -263,6 +263,15 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
   return set_aside;
 }
 
+namespace {
+
+// What the holder walk (python/memlife/_holders.py) cannot enter.
+constexpr std::string_view kWhatNoWalkEnters =
+    "a C++ object such as an extension's cache or TorchScript's compilation unit, or the inner "
+    "tensors of a tensor subclass";
+
+}  // namespace
+
 void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResolver& stacks) {
   std::unordered_map<uint64_t, const Census::Entry*> at_census;  // storage id -> entry
   for (const Census::Entry& e : m.census.storages) at_census[e.storage_id] = &e;
@@ -294,6 +303,31 @@ void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResol
     if (held.empty()) continue;
     f.evidence["held_in_cxx"] = std::move(held);
     f.message += "; held in C++ by a tensor made inside " + op;
+  }
+}
+
+void say_what_no_walk_reached(std::vector<Finding>& findings, const Model& m) {
+  const When& walk = m.last_complete_walk_end;
+  if (m.last_complete_walk == 0) return;  // no walk (no Python hooks) proves nothing
+  for (Finding& f : findings) {
+    if (f.kind != kStepGrowth || f.evidence.contains("held_by") ||
+        f.evidence.contains("held_in_cxx"))
+      continue;
+    uint64_t allocations = 0, bytes = 0;
+    for (const Finding::Retained& r : f.retains)
+      if (r.alloc_seq < walk.seq) {
+        ++allocations;
+        bytes += r.bytes;
+      }
+    if (allocations == 0) continue;
+    f.evidence["holder_search"] = {{"walk_step", walk.step},
+                                   {"allocations", allocations},
+                                   {"bytes", bytes},
+                                   {"reached", false},
+                                   {"not_entered", kWhatNoWalkEnters}};
+    f.message += "; no Python reference path reached it at the walk of step " +
+                 std::to_string(walk.step) +
+                 " (held where the walk does not look: " + std::string(kWhatNoWalkEnters) + ")";
   }
 }
 

@@ -59,4 +59,10 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings);
 // into the message.
 void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResolver& stacks);
 
+// Growth that neither a Python path nor a custom op's tensors name, made
+// before a complete holder walk that did not reach it: the message says so
+// and evidence.holder_search says which walk looked and what no walk
+// enters, so that the reader looks in C++ rather than in the program.
+void say_what_no_walk_reached(std::vector<Finding>& findings, const Model& m);
+
 }  // namespace memlife::analysis

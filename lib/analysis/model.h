@@ -188,6 +188,9 @@ struct Model {
   // Holder walks ended so far, and the last one that reached everything
   // (0: none; traces before walks marked their end).
   uint64_t walks_ended = 0, last_complete_walk = 0;
+  // Where the last complete walk ended: allocations made before it were
+  // there to be reached.
+  When last_complete_walk_end;
   // Whether a complete walk after the one that found `h` no longer reached
   // its memory. For memory still allocated (what is judged at the end), no
   // Python path holds it now (a frozen TorchScript module's constants, kept

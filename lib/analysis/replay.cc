@@ -421,7 +421,10 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at, uint64_t str
   if (r.kind == MarkKind::kHolder) {
     if (r.address == 0) {  // a walk ended, complete when it has no label
       ++m.walks_ended;
-      if (r.label_string == 0) m.last_complete_walk = m.walks_ended;
+      if (r.label_string == 0) {
+        m.last_complete_walk = m.walks_ended;
+        m.last_complete_walk_end = When{at.seq, at.time_ns, m.current_step};
+      }
       return;
     }
     // Keyed by the allocation live at that address now, so a later

@@ -427,6 +427,42 @@ TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {
   EXPECT_EQ(found[0].message.find("stored at"), std::string::npos);
 }
 
+// Growth no walk reaches (a C++ object holds it): the finding says which
+// walk looked and where no walk looks. Without a walk, or when only a walk
+// its budget cut short ran, it claims nothing.
+TEST(StepGrowth, GrowthNoWalkReachedSaysWhereTheWalkDoesNotLook) {
+  for (const int walk : {0, 1, 2}) {  // none, cut short, complete
+    Synth s;
+    const uint64_t fwd = s.stack("train.py", 12, "forward");
+    for (uint64_t step = 1; step <= 8; ++step) {
+      s.alloc(kA + step * 0x10000, 4096, fwd);
+      if (step == 5 && walk != 0) {
+        s.holder(0x900000, "__main__.model.weight", step);  // something else it reached
+        s.walk_end(walk == 2);
+      }
+      s.step(step);
+    }
+    const auto found = of_kind(s.analyze(), kStepGrowth);
+    ASSERT_EQ(found.size(), 1u) << walk;
+    const nlohmann::json& evidence = found[0].evidence;
+    if (walk != 2) {
+      EXPECT_FALSE(evidence.contains("holder_search")) << walk;
+      EXPECT_EQ(found[0].message.find("no Python reference path"), std::string::npos);
+      continue;
+    }
+    ASSERT_TRUE(evidence.contains("holder_search")) << evidence.dump();
+    EXPECT_EQ(evidence["holder_search"]["walk_step"], 4u);  // ended before step 5's mark
+    // The growth's allocations made before the walk: steps 4 and 5 (growth
+    // counts from the mark after the warm-up).
+    EXPECT_EQ(evidence["holder_search"]["allocations"], 2u);
+    EXPECT_EQ(evidence["holder_search"]["bytes"], 2u * 4096u);
+    EXPECT_NE(found[0].message.find("; no Python reference path reached it at the walk of step 4 "
+                                    "(held where the walk does not look: a C++ object"),
+              std::string::npos)
+        << found[0].message;
+  }
+}
+
 // Inside a memlife.record() block a walk at step 2 names what the program
 // holds; then the program drops it but the memory stays (a frozen
 // TorchScript module's constants, which its compilation unit keeps). The
