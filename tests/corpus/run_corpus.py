@@ -150,6 +150,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "lightning_bf16_accumulate": PYTHON_LAUNCH,
     "packed_sequence_gru": PYTHON_LAUNCH,
     "torchvision_segmentation": PYTHON_LAUNCH,
+    "digit_addition_gpt": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

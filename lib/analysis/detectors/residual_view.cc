@@ -2,7 +2,8 @@
 // died or was rebound with `t.data = x`) because views or aliases still
 // hold it. Reported when the owner was rebound (`t.data = ...`), whatever
 // the views reach, or when the owner died and the views reach less than the
-// storage: the rest is waste.
+// storage: the rest is waste (enough of it: kMinWastedBytes, and
+// kMinWastedOnceBytes for a pattern that happened once).
 // Seen at a census (owner absent from the storage's holders), or at the
 // storage's free when that came later than the owner's let-go.
 #include <algorithm>
@@ -21,6 +22,12 @@ namespace {
 // Unused bytes below which a view that outlived a dead owner is not worth
 // a finding (the plain ZeRO-3 loop's 4 KiB loss buffers).
 constexpr uint64_t kMinWastedBytes = uint64_t{64} * 1024;
+// ... and below which it is not worth one when it happened once: a slice
+// a setup step keeps of a temporary (minGPT's AdditionDataset keeps the
+// first 500 of a 10,000-element permutation: 74 KiB, once) is no bug a
+// maintainer would fix; a pattern that recurs (a view of every step's
+// batch kept) or one that wastes a megabyte is.
+constexpr uint64_t kMinWastedOnceBytes = uint64_t{1} << 20;
 
 struct ViewInfo {
   uint64_t tensor_id = 0, op_string = 0, stack_id = 0, flags = 0, reachable = 0;
@@ -194,6 +201,9 @@ class ResidualView final : public Detector {
       std::sort(eps.begin(), eps.end(),
                 [](const Episode* a, const Episode* b) { return a->seen_at.seq < b->seen_at.seq; });
       const Episode& first = *eps.front();
+      if (eps.size() == 1 && first.let_go == LetGo::kDied &&
+          first.bytes - std::min(first.bytes, first.reachable) < kMinWastedOnceBytes)
+        continue;
       Finding f;
       f.kind = kResidualView;
       f.severity = default_severity(f.kind);
