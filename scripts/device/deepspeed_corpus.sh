@@ -24,6 +24,10 @@ for v in ${VERSIONS:-0.19.1 0.19.2}; do
     PYTHONPATH=$site:$PYTHONPATH traced ds${v}_${mode} python3 scripts/device/deepspeed_zero3.py $mode
     grep -E "^STEP" $R/ds${v}_${mode}.out | tail -3
   done
+  # The CPU corpus's ZeRO-3 program (zero.Init, GatheredParameters, a
+  # checkpoint saved and loaded) on CUDA and NCCL, one rank.
+  PYTHONPATH=$site:$PYTHONPATH MEMLIFE_CORPUS_DEVICE=cuda traced ds${v}_corpus_zero3 \
+    python3 -m torch.distributed.run --standalone --nproc_per_node=1 tests/corpus/clean/deepspeed_zero3.py
 done
 if [ -x $B/bin/memlife ]; then
   for d in $R/traces/*/; do n=$(basename $d); $B/bin/memlife analyze $d -o $R/$n.report.json > $R/$n.analyze.txt 2>&1; head -8 $R/$n.analyze.txt; done

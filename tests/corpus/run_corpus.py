@@ -151,6 +151,8 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "packed_sequence_gru": PYTHON_LAUNCH,
     "torchvision_segmentation": PYTHON_LAUNCH,
     "digit_addition_gpt": PYTHON_LAUNCH,
+    "deepspeed_zero3": TORCHRUN_LAUNCH,
+    "hf_trainer_deepspeed_zero3": TORCHRUN_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
