@@ -73,7 +73,7 @@ BASE_DELETED = """
 import torch
 import memlife
 
-base = torch.zeros(100000)
+base = torch.zeros(1_000_000)  # 4 MB: a one-off view needs 1 MiB of waste
 v = base[:1]  # VIEW
 del base
 memlife.census()
