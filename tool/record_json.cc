@@ -159,9 +159,6 @@ class RecordJson::FieldJson {
       case Meaning::kCount:
         out_[name] = count_or_null(v);
         return;
-      case Meaning::kBeginEnd:
-        out_[name] = v == 0 ? "begin" : "end";
-        return;
       default:
         out_[name] = v;
     }

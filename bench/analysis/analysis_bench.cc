@@ -19,8 +19,8 @@
 
 #include "analysis/analyze.h"
 #include "analysis/report.h"
-#include "symbols/symbolizer.h"
 #include "format/trace_builder.h"
+#include "symbols/symbolizer.h"
 
 namespace {
 
@@ -86,8 +86,10 @@ void generate(const std::string& path) {
     events += live.size();
     live.clear();
     b.add(1, format::MarkRecord{MarkKind::kStep, ++step, 0, 0, 0, 0});
-    b.add(1, format::CensusRecord{step, 0, CensusReason::kStep, step, 0, format::kUnknownCount});
-    b.add(1, format::CensusRecord{step, 1, CensusReason::kStep, step, 0, format::kUnknownCount});
+    b.add(1, format::CensusRecord{step, CensusPhase::kBegin, CensusReason::kStep, step, 0,
+                                  format::kUnknownCount});
+    b.add(1, format::CensusRecord{step, CensusPhase::kEnd, CensusReason::kStep, step, 0,
+                                  format::kUnknownCount});
     events += 3;
   }
   if (!b.write_file(path)) std::abort();

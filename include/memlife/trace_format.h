@@ -1,4 +1,5 @@
-// memlife trace format, version 3 (2 adds tensor_death, 3 chunk flags). This header is the
+// memlife trace format, version 4 (2 adds tensor_death, 3 chunk flags, 4 censuses of
+// changes). This header is the
 // specification shared by the recording side (lib/preload, lib/torch) and the analysis side
 // (lib/analysis, tool/). Encoder and decoder live in lib/format.
 //
@@ -54,7 +55,7 @@ namespace memlife {
 
 inline constexpr char kFileMagic[8] = {'M', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint32_t kChunkMagic = 0x4b43'4c4du;  // "MLCK"
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 // First version whose chunks carry chunk_flags.
 inline constexpr uint32_t kChunkFlagsFormatVersion = 3;
 // Oldest format version this build still reads.
@@ -143,9 +144,16 @@ enum class RecordKind : uint8_t {
   // mark: varint kind (MarkKind); varint step; varint label_string;
   //       varint storage_id; varint address; varint stack_id.
   kMark = 16,
-  // census: varint census_id; varint phase (0 begin, 1 end); varint reason
+  // census: varint census_id; varint phase (CensusPhase); varint reason
   //         (CensusReason); varint step; varint live_tensors;
   //         varint c10d_unwaited_works (all ones = unknown).
+  //   Between its begin and its end, a census lists each storage that live
+  //   tensors hold, one census_storage each. A census begun with
+  //   kBeginChanges lists only what changed since the previous census of the
+  //   same trace: a storage listed there with the same fields and holders is
+  //   left out, and one listed there that no live tensor holds any more is
+  //   listed with no holders. The recorder begins every 64th census of a
+  //   process (the first included) with kBegin, a whole census.
   kCensus = 17,
   // census_storage: varint census_id; varint storage_id;
   //   varint data_address; varint storage_bytes; varint use_count;
@@ -214,6 +222,11 @@ enum class DeathHow : uint8_t {
 };
 
 enum class CensusReason : uint8_t { kStep = 0, kRequest = 1, kExit = 2 };
+
+// kBeginChanges (format version 4): a census of what changed since the
+// previous one (see kCensus). A program's long-lived tensors (a dataset kept
+// as a list of tensors) are then written once, not at every step.
+enum class CensusPhase : uint8_t { kBegin = 0, kEnd = 1, kBeginChanges = 2 };
 
 enum EndFlags : uint32_t { kEndSignal = 1u << 0 };
 

@@ -206,6 +206,12 @@ struct Model {
   std::unordered_map<uint64_t, int> open_comm_hooks;
   Census census;  // the census being read; valid while in_census
   bool in_census = false;
+  // A census of changes (CensusPhase::kBeginChanges) starts as the previous
+  // census's storages and applies what it lists; census_index finds each
+  // storage's entry while it is read.
+  std::vector<Census::Entry> previous_census_storages;
+  std::unordered_map<uint64_t, size_t> census_index;
+  bool census_of_changes = false;
   uint64_t last_time_ns = 0;
   uint64_t records_lost = 0;
   uint64_t ooms = 0;

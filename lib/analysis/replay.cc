@@ -481,8 +481,15 @@ void Replayer::on_tensor_death(const format::TensorDeathRecord& r, const When& a
 
 void Replayer::on_census(const format::CensusRecord& r, const When& at) {
   Model& m = model_;
-  if (r.phase == 0) {
+  if (r.phase != CensusPhase::kEnd) {
     m.census = Census{};
+    m.census_of_changes = r.phase == CensusPhase::kBeginChanges;
+    m.census_index.clear();
+    if (m.census_of_changes) {
+      m.census.storages = m.previous_census_storages;
+      for (size_t i = 0; i < m.census.storages.size(); ++i)
+        m.census_index[m.census.storages[i].storage_id] = i;
+    }
     m.census.id = r.census_id;
     m.census.reason = r.reason;
     m.census.step = r.step;
@@ -494,6 +501,11 @@ void Replayer::on_census(const format::CensusRecord& r, const When& at) {
   }
   if (!m.in_census || m.census.id != r.census_id) return;  // an end without its begin
   m.census.end = at;
+  if (m.census_of_changes) {
+    // Storages the census said no live tensor holds any more.
+    std::erase_if(m.census.storages, [](const Census::Entry& e) { return e.holders.empty(); });
+  }
+  m.previous_census_storages = m.census.storages;
   if (r.c10d_unwaited_works != format::kUnknownCount)
     m.census.c10d_unwaited_works = r.c10d_unwaited_works;
   for (Detector* d : detectors_) d->on_census(m, m.census);
@@ -515,6 +527,20 @@ void Replayer::on_census(const format::CensusRecord& r, const When& at) {
 void Replayer::on_census_storage(const format::CensusStorageRecord& r) {
   Model& m = model_;
   if (!m.in_census || r.census_id != m.census.id) return;
+  if (m.census_of_changes) {
+    // Changed or new: replaces what the previous census listed; listed with
+    // no holders: gone (dropped at the census end).
+    auto listed = m.census_index.find(r.storage_id);
+    if (listed == m.census_index.end()) {
+      if (r.holders.empty()) return;
+      m.census_index.emplace(r.storage_id, m.census.storages.size());
+      m.census.storages.emplace_back();
+    }
+    Census::Entry& e = m.census.storages[m.census_index[r.storage_id]];
+    e = Census::Entry{r.storage_id, r.data_address, r.storage_bytes, r.use_count, r.device, {}};
+    e.holders.assign(r.holders.begin(), r.holders.end());
+    return;
+  }
   Census::Entry e;
   e.storage_id = r.storage_id;
   e.data_address = r.data_address;

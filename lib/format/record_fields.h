@@ -32,7 +32,6 @@ enum class Meaning : uint8_t {
   kStringId,  // a string record's id: dump adds its text (name without "_string")
   kStackId,   // a stack record's id: dump adds its frames (name without "_id")
   kCount,     // all ones means unknown (kUnknownCount): dump shows null
-  kBeginEnd,  // 0 = begin, 1 = end
   kText,      // bytes shown as text
   kRawBytes,  // bytes shown in hex (a build id)
 };
@@ -62,6 +61,10 @@ struct EnumInfo<MarkKind> {
 template <>
 struct EnumInfo<CensusReason> {
   static constexpr std::array<const char*, 3> names = {"step", "request", "exit"};
+};
+template <>
+struct EnumInfo<CensusPhase> {
+  static constexpr std::array<const char*, 3> names = {"begin", "end", "begin_changes"};
 };
 template <>
 struct EnumInfo<DeathHow> {
@@ -211,7 +214,7 @@ MEMLIFE_FIELDS_INLINE void fields(RecordOf<MarkRecord> auto& r, auto& v) {
 }
 MEMLIFE_FIELDS_INLINE void fields(RecordOf<CensusRecord> auto& r, auto& v) {
   v.varint("census_id", r.census_id, Meaning::kNumber);
-  v.varint("phase", r.phase, Meaning::kBeginEnd);
+  v.enumeration("phase", r.phase);
   v.enumeration("reason", r.reason);
   v.varint("step", r.step, Meaning::kNumber);
   v.varint("live_tensors", r.live_tensors, Meaning::kNumber);

@@ -111,7 +111,8 @@ struct MarkRecord {
 };
 inline constexpr uint64_t kUnknownCount = ~uint64_t{0};
 struct CensusRecord {
-  uint64_t census_id = 0, phase = 0;
+  uint64_t census_id = 0;
+  CensusPhase phase = CensusPhase::kBegin;
   CensusReason reason = CensusReason::kStep;
   uint64_t step = 0, live_tensors = 0, c10d_unwaited_works = kUnknownCount;
 };

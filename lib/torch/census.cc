@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "preload/recorder.h"
@@ -30,7 +32,47 @@ struct Holder {
   uint64_t storage_id;
 };
 
+// What a census listed of one storage, to leave it out of the next census
+// when nothing changed (CensusPhase::kBeginChanges).
+struct Listed {
+  uint64_t data_address, storage_bytes, use_count;
+  int64_t device;
+  uint64_t holders_hash;
+  bool operator==(const Listed&) const = default;
+};
+
+uint64_t hash_holders(const std::vector<format::CensusHolder>& holders) {
+  uint64_t h = holders.size();
+  for (const format::CensusHolder& c : holders) {
+    for (uint64_t v : {c.tensor_id, c.reachable_bytes}) {
+      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);  // boost-style mix
+      h *= 0xff51afd7ed558ccdULL;
+    }
+  }
+  return h;
+}
+
+// Every this many censuses, a whole one: a reader that skipped a damaged
+// chunk is right again from there.
+constexpr uint64_t kWholeCensusEvery = 64;
+
+// The previous census of this process, by storage id; censuses come from
+// whichever thread marks a step, asks, or exits.
+struct CensusMemory {
+  std::mutex lock;
+  std::unordered_map<uint64_t, Listed> listed;
+  uint64_t censuses = 0;
+};
+// Never destroyed: the exit census runs late.
+CensusMemory* g_census_memory = new CensusMemory;
+
 }  // namespace
+
+void reset_census_after_fork() {
+  // The child's trace holds no census yet, so its first is whole; and the
+  // lock may have been held at fork. The parent's copy is left behind.
+  g_census_memory = new CensusMemory;
+}
 
 void write_census(CensusReason reason) {
   // The GIL first: locking a tensor that has a Python wrapper touches the
@@ -46,9 +88,12 @@ void write_census(CensusReason reason) {
     rec::ThreadWriter* w = rec::current_thread_writer();
     if (w == nullptr) return;
     live = lock_live_tensors();
+    CensusMemory& memory = *g_census_memory;
+    const std::lock_guard<std::mutex> memory_lock(memory.lock);
+    const bool whole = memory.censuses++ % kWholeCensusEvery == 0;
     format::CensusRecord begin;
     begin.census_id = rec::next_id();
-    begin.phase = 0;
+    begin.phase = whole ? CensusPhase::kBegin : CensusPhase::kBeginChanges;
     begin.reason = reason;
     begin.step = rec::current_step();
     begin.live_tensors = live.size();
@@ -98,6 +143,8 @@ void write_census(CensusReason reason) {
     std::sort(holders.begin(), holders.end(),
               [](const Holder& a, const Holder& b) { return a.storage < b.storage; });
     std::vector<format::CensusHolder> group;
+    std::unordered_map<uint64_t, Listed> listed;
+    listed.reserve(memory.listed.size() + 16);
     for (size_t i = 0; i < holders.size();) {
       const c10::StorageImpl* storage = holders[i].storage;
       group.clear();
@@ -117,11 +164,28 @@ void write_census(CensusReason reason) {
       r.use_count = static_cast<uint64_t>(first.unsafe_storage().use_count());
       r.device = first.device().is_cpu() ? -1 : static_cast<int64_t>(first.device().index());
       r.holders = format::list_of<format::CensusHolder>(group);
-      rec::emit(*w, r);
+      const Listed now{r.data_address, r.storage_bytes, r.use_count, r.device, hash_holders(group)};
+      listed[r.storage_id] = now;
+      auto before = memory.listed.find(r.storage_id);
+      if (whole || before == memory.listed.end() || !(before->second == now)) rec::emit(*w, r);
       i = j;
     }
+    if (!whole) {
+      // Listed last time, held by no live tensor now: said with no holders.
+      for (const auto& [storage_id, was] : memory.listed) {
+        if (listed.count(storage_id) != 0) continue;
+        format::CensusStorageRecord gone;
+        gone.census_id = begin.census_id;
+        gone.storage_id = storage_id;
+        gone.data_address = was.data_address;
+        gone.storage_bytes = was.storage_bytes;
+        gone.device = was.device;
+        rec::emit(*w, gone);
+      }
+    }
+    memory.listed.swap(listed);
     format::CensusRecord end = begin;
-    end.phase = 1;
+    end.phase = CensusPhase::kEnd;
     rec::emit(*w, end);
   }
   // Dropped outside the guard: a tensor that died meanwhile frees its

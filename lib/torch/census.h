@@ -8,4 +8,7 @@ namespace memlife::torch_plugin {
 
 void write_census(CensusReason reason);
 
+// In a forked child: its trace starts with a whole census.
+void reset_census_after_fork();
+
 }  // namespace memlife::torch_plugin

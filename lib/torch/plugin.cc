@@ -28,6 +28,7 @@ void after_fork_child() {
   reset_python_frames_after_fork();
   reset_thread_state_after_fork();
   reset_death_sweeper_after_fork();
+  reset_census_after_fork();
 }
 
 // Under the plugin, glibc's dynamic mmap threshold (raised to the largest

@@ -10,6 +10,7 @@ namespace {
 
 constexpr uint64_t kPadded = 12'595'200;  // the ZeRO-3 padded buffer (seed 000)
 constexpr uint64_t kA = 0x10000;
+constexpr uint64_t kB = 0x800000;
 
 // Registry buffer, a true-shape view handed out, then the registry lets go
 // either with `t.data = torch.empty(0)` or by resizing the storage to 0.
@@ -653,6 +654,42 @@ TEST(StepGrowth, SameFramesOnTwoThreadsAreOneSite) {
   const auto found = of_kind(s.analyze(), kStepGrowth);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].evidence["bytes_per_step"], 1000u);
+}
+
+TEST(Census, ACensusOfChangesReadsAsTheWholeCensus) {
+  // The recorder lists only what changed since the previous census (a
+  // dataset's tensors, unchanged, are written once): the analyzer rebuilds
+  // each census and finds what the whole censuses show. Here a view keeps
+  // 4 MiB after its owner lets go at the third of four censuses, while a
+  // small storage is listed, unchanged, then freed.
+  auto findings_of = [](bool censuses_of_changes) {
+    Synth s;
+    s.censuses_of_changes = censuses_of_changes;
+    s.alloc(kA, 4 << 20);
+    s.tensor(1, 1, kA, 4 << 20, 1 << 20);
+    s.tensor(2, 1, kA, 4 << 20, 16, kTensorIsView, 1, "aten::slice", s.stack("a.py", 7));
+    s.alloc(kB, 4096);
+    s.tensor(3, 2, kB, 4096, 1024);
+    for (uint64_t step = 1; step <= 4; ++step) {
+      s.step(step);
+      // The owner lets go after the second census.
+      std::vector<Synth::Holder> listed = {
+          step <= 2 ? Synth::Holder{1, kA, 4 << 20, 2, {{1, 4 << 20}, {2, 64}}}
+                    : Synth::Holder{1, kA, 4 << 20, 1, {{2, 64}}}};
+      if (step < 3) listed.push_back({2, kB, 4096, 1, {{3, 4096}}});
+      if (step == 3) s.free(kB);
+      s.census(step, listed);
+    }
+    std::vector<std::string> out;
+    for (const Finding& f : s.analyze().findings)
+      out.push_back(f.kind + " " + std::to_string(f.bytes) + " " + std::to_string(f.count) + " " +
+                    f.message);
+    return out;
+  };
+  const auto whole = findings_of(false);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].rfind(kResidualView, 0), 0u) << whole[0];
+  EXPECT_EQ(findings_of(true), whole);
 }
 
 TEST(UnexplainedHolder, GapAloneIsNoFinding) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -109,15 +110,35 @@ class Synth {
     uint64_t storage, address, bytes, use_count;
     std::vector<format::CensusHolder> holders;
   };
+  // With `censuses_of_changes`, every census after the first lists only
+  // what changed since the previous one, as the recorder writes it
+  // (CensusPhase::kBeginChanges).
+  bool censuses_of_changes = false;
   void census(uint64_t step, const std::vector<Holder>& storages,
               CensusReason reason = CensusReason::kStep) {
     const uint64_t id = ++censuses_;
-    builder_.add(stream, format::CensusRecord{id, 0, reason, step, 0, format::kUnknownCount});
-    for (const Holder& h : storages)
+    const bool changes = censuses_of_changes && id > 1;
+    builder_.add(
+        stream, format::CensusRecord{id, changes ? CensusPhase::kBeginChanges : CensusPhase::kBegin,
+                                     reason, step, 0, format::kUnknownCount});
+    std::map<uint64_t, const Holder*> listed;
+    for (const Holder& h : storages) {
+      listed[h.storage] = &h;
+      auto before = previous_census_.find(h.storage);
+      if (changes && before != previous_census_.end() && same(before->second, h)) continue;
       builder_.add(stream,
                    format::CensusStorageRecord{id, h.storage, h.address, h.bytes, h.use_count, -1,
                                                format::list_of<format::CensusHolder>(h.holders)});
-    builder_.add(stream, format::CensusRecord{id, 1, reason, step, 0, format::kUnknownCount});
+    }
+    if (changes)
+      for (const auto& [storage, h] : previous_census_)
+        if (!listed.count(storage))
+          builder_.add(stream, format::CensusStorageRecord{id, storage, h.address, h.bytes, 0, -1,
+                                                           format::List<format::CensusHolder>{}});
+    previous_census_.clear();
+    for (const Holder& h : storages) previous_census_[h.storage] = h;
+    builder_.add(stream, format::CensusRecord{id, CensusPhase::kEnd, reason, step, 0,
+                                              format::kUnknownCount});
   }
   // A raw CUDA allocation (CUPTI segment) or its free.
   void segment(uint64_t address, uint64_t bytes, bool is_alloc = true, int64_t device = 0) {
@@ -183,6 +204,17 @@ class Synth {
     h.start_monotonic_ns = 1'000'000;
     return h;
   }
+  static bool same(const Holder& a, const Holder& b) {
+    if (a.address != b.address || a.bytes != b.bytes || a.use_count != b.use_count ||
+        a.holders.size() != b.holders.size())
+      return false;
+    for (size_t i = 0; i < a.holders.size(); ++i)
+      if (a.holders[i].tensor_id != b.holders[i].tensor_id ||
+          a.holders[i].reachable_bytes != b.holders[i].reachable_bytes)
+        return false;
+    return true;
+  }
+  std::map<uint64_t, Holder> previous_census_;
   format::TraceBuilder builder_;
   std::vector<std::string> strings_;
   uint64_t frames_ = 0, stacks_ = 0, ops_ = 0, censuses_ = 0;

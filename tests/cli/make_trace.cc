@@ -87,10 +87,10 @@ void add_every_kind(TraceBuilder& b) {
 
   b.add(0, MarkRecord{MarkKind::kStep, 1, 8, 0, 0, 1});
   b.add(0, MarkRecord{MarkKind::kExpectFreed, 1, 8, 1, kBufferAddress, 0});
-  b.add(0, CensusRecord{1, 0, CensusReason::kStep, 1, 2, kUnknownCount});
+  b.add(0, CensusRecord{1, CensusPhase::kBegin, CensusReason::kStep, 1, 2, kUnknownCount});
   const std::vector<CensusHolder> holders = {{2, 128}};
   b.add(0, CensusStorageRecord{1, 1, kBufferAddress, 4096, 3, -1, list_of<CensusHolder>(holders)});
-  b.add(0, CensusRecord{1, 1, CensusReason::kStep, 1, 2, 0});
+  b.add(0, CensusRecord{1, CensusPhase::kEnd, CensusReason::kStep, 1, 2, 0});
   b.add_segment(1, true, SegmentRecord{0x7e0000000000, 1 << 20, 0, 7});
   b.add_segment(1, false, SegmentRecord{0x7e0000000000, 1 << 20, 0, 7});
   b.add(0, FreeRecord{kBufferAddress, 4096, -1, FreePhase::kFree});

@@ -60,7 +60,7 @@ ScriptedTrace small_multi_chunk_trace() {
   t.add(2, CollectiveIssueRecord{}, time += 10);
   t.add(2, CollectiveWaitRecord{}, time += 10);
   t.add(0, MarkRecord{MarkKind::kStep, 1, 0, 0, 0, 0}, time += 10);
-  t.add(0, CensusRecord{1, 0, CensusReason::kStep, 1, 3, 0}, time += 10);
+  t.add(0, CensusRecord{1, CensusPhase::kBegin, CensusReason::kStep, 1, 3, 0}, time += 10);
   t.cut(0);
   t.add(0, CensusStorageRecord{1, 6, 0x7f0000200000ull, 512, 1, -1, {}}, time += 10);
   t.add(0, OomRecord{0, 1 << 30, 0, 1ull << 34}, time += 10);

@@ -456,11 +456,11 @@ TEST(RecordRoundTrip, MarkCensusAndCensusStorage) {
       [&](TraceBuilder& b) {
         b.add(0, MarkRecord{MarkKind::kStep, 3, 0, 0, 0, 0});
         b.add(0, MarkRecord{MarkKind::kExpectFreed, 4, 12, 13, 0x7f0000001000ull, 14});
-        b.add(0, CensusRecord{5, 0, CensusReason::kExit, 4, 123, kUnknownCount});
+        b.add(0, CensusRecord{5, CensusPhase::kBegin, CensusReason::kExit, 4, 123, kUnknownCount});
         b.add(0, CensusStorageRecord{5, 20, 0x7f0000002000ull, 4096, 3, 1,
                                      list_of<CensusHolder>(holders)});
         b.add(0, CensusStorageRecord{5, 21, 0, 0, 0, -1, {}});
-        b.add(0, CensusRecord{5, 1, CensusReason::kRequest, 4, 0, 2});
+        b.add(0, CensusRecord{5, CensusPhase::kEnd, CensusReason::kRequest, 4, 0, 2});
       },
       [&](const Record& r, size_t i) {
         switch (i) {
@@ -482,7 +482,7 @@ TEST(RecordRoundTrip, MarkCensusAndCensusStorage) {
           case 2:
             ASSERT_EQ(r.header.kind, RecordKind::kCensus);
             EXPECT_EQ(r.census.census_id, 5u);
-            EXPECT_EQ(r.census.phase, 0u);
+            EXPECT_EQ(r.census.phase, CensusPhase::kBegin);
             EXPECT_EQ(r.census.reason, CensusReason::kExit);
             EXPECT_EQ(r.census.step, 4u);
             EXPECT_EQ(r.census.live_tensors, 123u);
@@ -512,7 +512,7 @@ TEST(RecordRoundTrip, MarkCensusAndCensusStorage) {
             break;
           case 5:
             ASSERT_EQ(r.header.kind, RecordKind::kCensus);
-            EXPECT_EQ(r.census.phase, 1u);
+            EXPECT_EQ(r.census.phase, CensusPhase::kEnd);
             EXPECT_EQ(r.census.reason, CensusReason::kRequest);
             EXPECT_EQ(r.census.live_tensors, 0u);
             EXPECT_EQ(r.census.c10d_unwaited_works, 2u);

@@ -75,7 +75,7 @@ TraceBuilder every_kind() {
   b.add(2, c);
   b.add(2, CollectiveWaitRecord{11, 1, list_of<uint64_t>(ids), 1, WaitHow::kWorkWait});
   b.add(0, MarkRecord{MarkKind::kStep, 1, 0, 0, 0, 0});
-  b.add(0, CensusRecord{1, 0, CensusReason::kStep, 1, 2, 0});
+  b.add(0, CensusRecord{1, CensusPhase::kBegin, CensusReason::kStep, 1, 2, 0});
   b.add(0,
         CensusStorageRecord{1, 6, 0x7f0000100000ull, 4096, 2, 0, list_of<CensusHolder>(holders)});
   b.add(0, OomRecord{0, 1 << 30, 1 << 20, 1ull << 34});

@@ -29,6 +29,26 @@ class Trace:
     def of(self, kind, **match):
         return [r for r in self.records if r["type"] == kind and all(r.get(k) == v for k, v in match.items())]
 
+    def censuses(self, **match):
+        """The begin records of the censuses, whole or of changes."""
+        return [c for c in self.of("census", **match) if c["phase"] != "end"]
+
+    def census_storages(self, census_id):
+        """The storages census `census_id` lists once the changes it lists are
+        applied to the censuses before it (trace_format.h, kCensus)."""
+        listed = {}
+        for census in self.censuses():
+            if census["phase"] == "begin":
+                listed = {}
+            for s in self.of("census_storage", census_id=census["census_id"]):
+                if s["holders"]:
+                    listed[s["storage_id"]] = s
+                else:
+                    listed.pop(s["storage_id"], None)
+            if census["census_id"] == census_id:
+                return list(listed.values())
+        raise KeyError(f"no census {census_id}")
+
     def one(self, kind, **match):
         found = self.of(kind, **match)
         assert len(found) == 1, f"expected one {kind} {match}, got {len(found)}"

@@ -151,10 +151,10 @@ def test_census_at_interpreter_exit(tmp_path):
     proc, traces = run_script(tmp_path, EXIT_CENSUS, python_path=False)
     assert proc.returncode == 0, proc.stderr
     (t,) = traces
-    exits = t.of("census", phase="begin", reason="request")
+    exits = t.censuses(reason="request")
     assert exits, "no census from the atexit hook"
     last = exits[-1]["census_id"]
-    sizes = [s["storage_bytes"] for s in t.of("census_storage", census_id=last)]
+    sizes = [s["storage_bytes"] for s in t.census_storages(last)]
     assert 12345 * 4 in sizes
 
 

@@ -46,8 +46,8 @@ def test_slice_view_keeps_storage_until_dropped(tmp_path):
     frees = [f["seq"] for f in t.of("free") if f["address"] == alloc["address"]]
     assert len(frees) == 1 and deleted < frees[0] < dropped
 
-    census = t.of("census", phase="begin", reason="request")[0]["census_id"]
-    (storage,) = [s for s in t.of("census_storage", census_id=census) if s["storage_id"] == base["storage_id"]]
+    census = t.censuses(reason="request")[0]["census_id"]
+    (storage,) = [s for s in t.census_storages(census) if s["storage_id"] == base["storage_id"]]
     # The base's TensorImpl lives on only as the view's autograd `_base`: it
     # is no holder of its own, and a label mark flags it.
     holders = {h["tensor_id"]: h["reachable_bytes"] for h in storage["holders"]}
@@ -63,8 +63,8 @@ def test_a_base_still_named_in_python_stays_a_holder(tmp_path):
     proc, traces = run_script(tmp_path, source)
     assert proc.returncode == 0, proc.stderr
     (t,) = traces
-    census = t.of("census", phase="begin", reason="request")[0]["census_id"]
-    storages = [s for s in t.of("census_storage", census_id=census) if s["storage_bytes"] == 4000]
+    census = t.censuses(reason="request")[0]["census_id"]
+    storages = [s for s in t.census_storages(census) if s["storage_bytes"] == 4000]
     assert len(storages) == 1 and len(storages[0]["holders"]) == 2
     assert not t.of("mark", label="memlife.census.base_kept_only_by_views")
 
@@ -111,20 +111,20 @@ def test_set_data_owner_moves_away_while_views_hold_storage(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (t,) = traces
     # The third is the exit census of memlife's atexit hook.
-    first, second, _ = [c["census_id"] for c in t.of("census", phase="begin", reason="request")]
+    first, second, _ = [c["census_id"] for c in t.censuses(reason="request")]
     owner = next(r for r in t.of("tensor") if r["sizes"] == [2000])
     old_storage = owner["storage_id"]
 
-    (before,) = [s for s in t.of("census_storage", census_id=first) if s["storage_id"] == old_storage]
+    (before,) = [s for s in t.census_storages(first) if s["storage_id"] == old_storage]
     assert owner["tensor_id"] in [h["tensor_id"] for h in before["holders"]]
     assert len(before["holders"]) == 3
 
-    (after,) = [s for s in t.of("census_storage", census_id=second) if s["storage_id"] == old_storage]
+    (after,) = [s for s in t.census_storages(second) if s["storage_id"] == old_storage]
     holders = [h["tensor_id"] for h in after["holders"]]
     assert owner["tensor_id"] not in holders and len(holders) == 2
     assert after["storage_bytes"] == 8000 and after["use_count"] == 2
 
-#The census re - records the owner, now on another(empty) storage.
+    # The census records the owner again, now on another (empty) storage.
     moved = [r for r in t.of("tensor", tensor_id=owner["tensor_id"]) if r["storage_id"] != old_storage]
     assert moved and moved[-1]["storage_bytes"] == 0 and moved[-1]["sizes"] == [0]
     census_seqs = [c["seq"] for c in t.of("census", census_id=second)]
