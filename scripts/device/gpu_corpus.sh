@@ -72,6 +72,26 @@ for p in lbfgs_fit torchmetrics_epoch_auroc peft_lora_finetune; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 
+say programs from other projects, run unchanged
+# Carried in .whl/ext when present (copied from their repositories at the
+# commits the README names): nanoGPT's bench.py (GPT-2 124M, bf16 autocast,
+# fused AdamW; eager, then compiled), once plainly and once under memlife so
+# its own "time per iteration" gives the overhead; pytorch/examples' DDP
+# tutorial under torchrun on NCCL.
+ext() { [ -f ".whl/ext/$1" ] && { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $2 "* ]]; }; }
+for mode in eager compiled; do
+  flag=False; [ $mode = compiled ] && flag=True
+  if ext nanoGPT/bench.py ext_nanogpt_bench_$mode; then
+    (cd .whl/ext/nanoGPT && timeout $TMO python3 bench.py --real_data=False --compile=$flag 2>&1 | grep "time per iteration" | sed "s/^/plain $mode: /")
+    (cd .whl/ext/nanoGPT && scenario ext_nanogpt_bench_$mode python3 bench.py --real_data=False --compile=$flag)
+    grep "time per iteration" $R/ext_nanogpt_bench_$mode.out | sed "s/^/memlife $mode: /"
+  fi
+done
+if ext ddp-tutorial-series/multigpu_torchrun.py ext_ddp_tutorial_torchrun; then
+  (cd .whl/ext/ddp-tutorial-series && scenario ext_ddp_tutorial_torchrun python3 -m torch.distributed.run \
+    --standalone --nproc_per_node=$NGPU multigpu_torchrun.py 4 2)
+fi
+
 say leaky GPU programs
 # The torchmetrics leak and its fix on CUDA; the program prints the bytes
 # its metric keeps ("retained N").

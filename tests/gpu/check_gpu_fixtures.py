@@ -111,6 +111,27 @@ GPU_CORPUS = {
     # recorded after dlopen began searching as the loader would for its caller
     "cuda_tbptt_lstm": [],  # cuDNN RNN: the wheel's cuDNN 9.19, not the image's 9.14
     "cuda_resume_mid_training": [],
+    # first recorded in the first session of 2026-12-05 (one 262 s device call)
+    "cuda_profiler_memory_schedule": [],  # torch.profiler with profile_memory, a schedule
+    "cuda_flex_attention_compiled": [],  # flex_attention under torch.compile (Triton)
+    "cuda_swa_averaged_model": [],
+    "cuda_vae_distributions": [],
+    "cuda_vmap_model_ensemble": [],  # torch.func.stack_module_state + vmap
+    "cuda_background_eval_thread": [],  # evaluation on a second Python thread
+    "cuda_fused_adamw_plateau": [],  # fused AdamW, ReduceLROnPlateau
+    "cuda_packed_sequence_gru": [],  # cuDNN GRU on packed sequences
+    "cuda_flop_counter_mem_tracker": [],  # FlopCounterMode and torch.distributed's MemTracker
+    "cuda_torchvision_segmentation": [],
+    "cuda_hf_t5_seq2seq_generate": [],
+    "cuda_newton_cg_latent_fit_fixed": [],  # tests/corpus/leaky/newton_cg_latent_fit.py --fixed
+    "cuda_memory_history_snapshot": [],  # torch's _record_memory_history beside memlife
+    "nccl_ddp_optimizer_in_backward": [],  # optimizer steps in grad hooks under DDP
+    # karpathy/nanoGPT bench.py (3adf61e), run unchanged: GPT-2 124M, bf16
+    # autocast, fused AdamW, 30 steps (--real_data=False --compile=False)
+    "ext_nanogpt_bench_eager": [],
+    # create_graph=True leaves each gradient's graph holding its parameter
+    # (pytorch#7343): the program printed "9830424 B kept at exit"
+    "cuda_newton_cg_latent_fit": [("leaked_at_exit", 9_830_424)],
     # tests/corpus/cuda: GPU-only programs
     "cuda_fsdp1_orig_params": [],  # FSDP1 flat parameters, use_orig_params
     "cuda_cudagraph_reduce_overhead": [],  # CUDA graphs' private pool kept for replay
