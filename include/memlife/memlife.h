@@ -103,6 +103,12 @@ MEMLIFE_API const char* memlife_trace_path(void);
 #define MEMLIFE_COMM_HOOK_BEGIN "memlife.comm_hook begin"
 #define MEMLIFE_COMM_HOOK_END "memlife.comm_hook end"
 
+/* Label of the mark the torch plugin writes once when a step census took
+ * 5 ms or more (its address: what it took, in ns): from then on step
+ * censuses are spaced to take at most 1/20 of the run, so some steps have
+ * none. */
+#define MEMLIFE_CENSUS_SPACED_LABEL "memlife.census spaced"
+
 /* Writes every buffered record to the trace file before returning. */
 MEMLIFE_API void memlife_flush(void);
 

@@ -25,6 +25,9 @@ struct ProcessAnalysis {
   std::vector<StepMark> steps;
   uint64_t allocations = 0, peak_bytes = 0, records = 0, records_lost = 0, ooms = 0;
   uint64_t final_live_bytes = 0;  // allocator-level bytes live at the end
+  // Nonzero: a step census cost this much (ns), and the recorder spaced
+  // them from then on (MEMLIFE_CENSUS_SPACED_LABEL).
+  uint64_t census_spaced_cost_ns = 0;
   // Device segments still held at the end that held allocator blocks: the
   // caching allocator's cache, not a leak of the program.
   uint64_t cached_segments = 0, cached_segment_bytes = 0;

@@ -214,6 +214,9 @@ struct Model {
   bool census_of_changes = false;
   uint64_t last_time_ns = 0;
   uint64_t records_lost = 0;
+  // What a step census cost when the recorder began spacing them
+  // (MEMLIFE_CENSUS_SPACED_LABEL); 0: a census at every step.
+  uint64_t census_spaced_cost_ns = 0;
   uint64_t ooms = 0;
   // The last process record note about the torch plugin ("torch plugin
   // loaded", "torch plugin not loaded: ..."); empty when none was written.

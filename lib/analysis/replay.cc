@@ -439,6 +439,8 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at, uint64_t str
     return;
   }
   if (r.kind == MarkKind::kLabel) note_comm_hook(m.str(r.label_string), stream);
+  if (r.kind == MarkKind::kLabel && m.str(r.label_string) == MEMLIFE_CENSUS_SPACED_LABEL)
+    m.census_spaced_cost_ns = r.address;
   if (r.kind == MarkKind::kLabel && m.block != 0) {
     const std::string_view label = m.str(r.label_string);
     if (label.rfind(MEMLIFE_BLOCK_BEGIN_PREFIX, 0) == 0) ++m.blocks_begun;

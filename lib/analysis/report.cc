@@ -69,6 +69,7 @@ json process_json(const ProcessAnalysis& p) {
       {"raw_device_segments_at_exit", {{"count", p.raw_segments}, {"bytes", p.raw_segment_bytes}}},
       {"per_step", steps}};
   if (p.truncated) j["stop_reason"] = p.stop_reason;
+  if (p.census_spaced_cost_ns != 0) j["step_census_cost_ns"] = p.census_spaced_cost_ns;
   if (!p.still_reachable_at_exit.is_null())
     j["still_reachable_at_exit"] = p.still_reachable_at_exit;
   if (!p.growth_set_aside.empty()) j["growth_set_aside"] = p.growth_set_aside;

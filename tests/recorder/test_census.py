@@ -6,7 +6,10 @@ records, 23 MB of trace, in 5 s of training on the H200 when every census
 listed every storage.
 """
 
-from conftest import run_script
+import json
+import subprocess
+
+from conftest import _memlife_bin, run_script
 
 DATASET = """
 import torch
@@ -55,3 +58,33 @@ def test_a_census_lists_what_changed_since_the_previous_one(tmp_path):
     assert all(len(s) == 300 for s in every[:10]), [len(s) for s in every]
     assert all(len(s) == 150 for s in every[10:]), [len(s) for s in every]
     assert every[63] == every[64] and every[10] < every[9]
+
+
+SPACED = """
+import time
+import torch
+import memlife
+
+data = [torch.rand(4) for _ in range(60000)]  # a census of these takes 5 ms or more
+for step in range(40):
+    time.sleep(0.002)
+    memlife.mark_step()
+"""
+
+
+def test_costly_step_censuses_are_spaced_and_the_report_says_so(tmp_path):
+    proc, traces = run_script(tmp_path, SPACED, args=("--stacks", "none"))
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+    (spaced,) = t.of("mark", label="memlife.census spaced")
+    assert spaced["address"] >= 5_000_000  # what the census took, ns
+    step_censuses = t.censuses(reason="step")
+    # At most 1/20 of the time in step censuses: far fewer than the 40 steps.
+    assert 1 <= len(step_censuses) < 20, len(step_censuses)
+    # A census asked for by the program is never skipped: the exit census.
+    assert t.censuses(reason="request")
+    report = tmp_path / "report.json"
+    subprocess.run([_memlife_bin(), "analyze", str(t.path), "-o", str(report)], check=True,
+                   capture_output=True)
+    (process,) = json.loads(report.read_text())["processes"]
+    assert process["step_census_cost_ns"] == spaced["address"]
