@@ -1,7 +1,7 @@
 // memlife trace format, version 4 (2 adds tensor_death, 3 chunk flags, 4 censuses of
-// changes). This header is the
-// specification shared by the recording side (lib/preload, lib/torch) and the analysis side
-// (lib/analysis, tool/). Encoder and decoder live in lib/format.
+// changes). This header is the specification shared by the recording side (lib/preload,
+// lib/torch) and the analysis side (lib/analysis, tool/). Encoder and decoder live in
+// lib/format.
 //
 // File layout
 // -----------

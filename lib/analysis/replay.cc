@@ -529,27 +529,21 @@ void Replayer::on_census(const format::CensusRecord& r, const When& at) {
 void Replayer::on_census_storage(const format::CensusStorageRecord& r) {
   Model& m = model_;
   if (!m.in_census || r.census_id != m.census.id) return;
+  Census::Entry e{r.storage_id, r.data_address, r.storage_bytes,
+                  r.use_count,  r.device,       {r.holders.begin(), r.holders.end()}};
   if (m.census_of_changes) {
-    // Changed or new: replaces what the previous census listed; listed with
-    // no holders: gone (dropped at the census end).
-    auto listed = m.census_index.find(r.storage_id);
-    if (listed == m.census_index.end()) {
-      if (r.holders.empty()) return;
-      m.census_index.emplace(r.storage_id, m.census.storages.size());
-      m.census.storages.emplace_back();
+    // Changed: replaces what the previous census listed; listed with no
+    // holders: gone (dropped at the census end).
+    auto [listed, added] = m.census_index.try_emplace(r.storage_id, m.census.storages.size());
+    if (!added) {
+      m.census.storages[listed->second] = std::move(e);
+      return;
     }
-    Census::Entry& e = m.census.storages[m.census_index[r.storage_id]];
-    e = Census::Entry{r.storage_id, r.data_address, r.storage_bytes, r.use_count, r.device, {}};
-    e.holders.assign(r.holders.begin(), r.holders.end());
-    return;
+    if (e.holders.empty()) {
+      m.census_index.erase(listed);
+      return;
+    }
   }
-  Census::Entry e;
-  e.storage_id = r.storage_id;
-  e.data_address = r.data_address;
-  e.storage_bytes = r.storage_bytes;
-  e.use_count = r.use_count;
-  e.device = r.device;
-  e.holders.assign(r.holders.begin(), r.holders.end());
   m.census.storages.push_back(std::move(e));
 }
 

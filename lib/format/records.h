@@ -118,6 +118,7 @@ struct CensusRecord {
 };
 struct CensusHolder {
   uint64_t tensor_id = 0, reachable_bytes = 0;
+  bool operator==(const CensusHolder&) const = default;
 };
 struct CensusStorageRecord {
   uint64_t census_id = 0, storage_id = 0, data_address = 0, storage_bytes = 0, use_count = 0;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "preload/hash_mix.h"
 #include "preload/recorder_state.h"
 
 namespace memlife::rec {
@@ -23,23 +24,17 @@ class StackTable {
 
 namespace {
 
-inline uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h *= 0xff51afd7ed558ccdull;
-  return h ^ (h >> 32);
-}
-
 uint64_t hash_bytes(const char* data, size_t n, uint64_t seed) {
   uint64_t h = seed ^ n;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t v;
     std::memcpy(&v, data + i, 8);
-    h = mix(h, v);
+    h = hash_mix(h, v);
   }
   uint64_t tail = 0;
   std::memcpy(&tail, data + i, n - i);
-  return mix(h, tail);
+  return hash_mix(h, tail);
 }
 
 void* map_zeroed(size_t bytes) {
@@ -178,8 +173,8 @@ struct StackHasher {
   void finish(uint64_t& out_a, uint64_t& out_b) const {
     uint64_t x = n, y = ~n;
     for (int lane = 0; lane < 4; ++lane) {
-      x = mix(x, a[lane]);
-      y = mix(y, b[lane]);
+      x = hash_mix(x, a[lane]);
+      y = hash_mix(y, b[lane]);
     }
     out_a = x;
     out_b = y;

@@ -5,12 +5,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "memlife/memlife.h"
+#include "preload/hash_mix.h"
 #include "preload/recorder.h"
 #include "torch/deaths.h"
 #include "torch/identity.h"
@@ -44,12 +46,8 @@ struct Listed {
 
 uint64_t hash_holders(const std::vector<format::CensusHolder>& holders) {
   uint64_t h = holders.size();
-  for (const format::CensusHolder& c : holders) {
-    for (uint64_t v : {c.tensor_id, c.reachable_bytes}) {
-      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);  // boost-style mix
-      h *= 0xff51afd7ed558ccdULL;
-    }
-  }
+  for (const format::CensusHolder& c : holders)
+    h = rec::hash_mix(rec::hash_mix(h, c.tensor_id), c.reachable_bytes);
   return h;
 }
 
@@ -72,7 +70,8 @@ struct CensusMemory {
   std::mutex lock;
   std::unordered_map<uint64_t, Listed> listed;
   uint64_t censuses = 0;
-  uint64_t last_begin_ns = 0, last_cost_ns = 0;
+  // Read without the lock by a step census deciding whether to run.
+  std::atomic<uint64_t> last_begin_ns{0}, last_cost_ns{0};
   bool said_spaced = false;
 };
 // Never destroyed: the exit census runs late.
@@ -88,9 +87,11 @@ void reset_census_after_fork() {
 
 void write_census(CensusReason reason) {
   if (reason == CensusReason::kStep) {
-    const CensusMemory& memory = *g_census_memory;  // read unlocked: a hint
-    if (memory.last_cost_ns >= kCostlyCensusNs &&
-        rec::now_ns() - memory.last_begin_ns < kCensusTimeShare * memory.last_cost_ns) {
+    const CensusMemory& memory = *g_census_memory;
+    const uint64_t cost_ns = memory.last_cost_ns.load(std::memory_order_relaxed);
+    if (cost_ns >= kCostlyCensusNs &&
+        rec::now_ns() - memory.last_begin_ns.load(std::memory_order_relaxed) <
+            kCensusTimeShare * cost_ns) {
       return;
     }
   }
@@ -207,16 +208,17 @@ void write_census(CensusReason reason) {
     format::CensusRecord end = begin;
     end.phase = CensusPhase::kEnd;
     rec::emit(*w, end);
-    memory.last_begin_ns = begin_ns;
-    memory.last_cost_ns = rec::now_ns() - begin_ns;
-    if (memory.last_cost_ns >= kCostlyCensusNs && !memory.said_spaced) {
+    const uint64_t cost_ns = rec::now_ns() - begin_ns;
+    memory.last_begin_ns.store(begin_ns, std::memory_order_relaxed);
+    memory.last_cost_ns.store(cost_ns, std::memory_order_relaxed);
+    if (cost_ns >= kCostlyCensusNs && !memory.said_spaced) {
       // Said once in the trace: later steps may have no census.
       memory.said_spaced = true;
       format::MarkRecord mark;
       mark.kind = MarkKind::kLabel;
       mark.step = rec::current_step();
       mark.label_string = rec::intern_string(MEMLIFE_CENSUS_SPACED_LABEL);
-      mark.address = memory.last_cost_ns;
+      mark.address = cost_ns;
       rec::emit(*w, mark);
     }
   }

@@ -109,6 +109,7 @@ class Synth {
   struct Holder {
     uint64_t storage, address, bytes, use_count;
     std::vector<format::CensusHolder> holders;
+    bool operator==(const Holder&) const = default;
   };
   // With `censuses_of_changes`, every census after the first lists only
   // what changed since the previous one, as the recorder writes it
@@ -125,7 +126,7 @@ class Synth {
     for (const Holder& h : storages) {
       listed[h.storage] = &h;
       auto before = previous_census_.find(h.storage);
-      if (changes && before != previous_census_.end() && same(before->second, h)) continue;
+      if (changes && before != previous_census_.end() && before->second == h) continue;
       builder_.add(stream,
                    format::CensusStorageRecord{id, h.storage, h.address, h.bytes, h.use_count, -1,
                                                format::list_of<format::CensusHolder>(h.holders)});
@@ -203,16 +204,6 @@ class Synth {
     h.torch_version = torch_version;
     h.start_monotonic_ns = 1'000'000;
     return h;
-  }
-  static bool same(const Holder& a, const Holder& b) {
-    if (a.address != b.address || a.bytes != b.bytes || a.use_count != b.use_count ||
-        a.holders.size() != b.holders.size())
-      return false;
-    for (size_t i = 0; i < a.holders.size(); ++i)
-      if (a.holders[i].tensor_id != b.holders[i].tensor_id ||
-          a.holders[i].reachable_bytes != b.holders[i].reachable_bytes)
-        return false;
-    return true;
   }
   std::map<uint64_t, Holder> previous_census_;
   format::TraceBuilder builder_;
