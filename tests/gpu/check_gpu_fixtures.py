@@ -129,6 +129,11 @@ GPU_CORPUS = {
     # karpathy/nanoGPT bench.py (3adf61e), run unchanged: GPT-2 124M, bf16
     # autocast, fused AdamW, 30 steps (--real_data=False --compile=False)
     "ext_nanogpt_bench_eager": [],
+    # recorded with trace format 4 (censuses of changes), on an H100
+    "ext_nanogpt_bench_compiled": [],  # the same with --compile=True (inductor, Triton)
+    # pytorch/examples distributed/ddp-tutorial-series (77f55b9) multigpu_torchrun.py
+    # under torchrun over NCCL: its dataset is 4,096 small tensors
+    "ext_ddp_tutorial_torchrun": [],
     # create_graph=True leaves each gradient's graph holding its parameter
     # (pytorch#7343): the program printed "9830424 B kept at exit"
     "cuda_newton_cg_latent_fit": [("leaked_at_exit", 9_830_424)],
@@ -226,7 +231,10 @@ if ds:
            f"deepspeed 0.19.1: owner rebound inside dc::release_param, got {owner}")
     expect(any(v.get("made_in_op") == "dc::allgather_param" for v in views),
            f"deepspeed 0.19.1: a view made inside dc::allgather_param, got {views}")
-for name in ("ds0.19.2_compile", "ds0.19.1_eager", "ds0.19.2_eager"):
+# The CPU corpus's ZeRO-3 program (zero.Init, GatheredParameters, a checkpoint
+# saved and loaded) on CUDA and NCCL under torchrun, both versions.
+for name in ("ds0.19.2_compile", "ds0.19.1_eager", "ds0.19.2_eager",
+             "ds0.19.1_corpus_zero3", "ds0.19.2_corpus_zero3"):
     got = deepspeed_findings(name)
     expect(not got, f"deepspeed {name}: no finding, got {[(f['kind'], f['message'][:150]) for f in got]}")
 
