@@ -121,8 +121,12 @@ def test_programs_inside_record_blocks(tmp_path):
     no finding and no warning, each leak program its one finding with the
     bytes it measures; no block inherits what an earlier one left."""
     memlife_bin = _memlife()
-    programs = sorted((p for p in {**CLEAN, **LEAKY}.values()
-                       if p.launcher == run_corpus.PYTHON_LAUNCH), key=lambda p: p.name)
+    # Sharded by source file, so a leak program and its fixed twin stay in
+    # one shard, the twin's block right after the leak's.
+    paths = _shard(sorted({p.path for p in {**CLEAN, **LEAKY}.values()
+                           if p.launcher == run_corpus.PYTHON_LAUNCH}))
+    programs = sorted((p for p in {**CLEAN, **LEAKY}.values() if p.path in paths),
+                      key=lambda p: p.name)
     listing = [{"name": p.name, "path": str(p.path), "args": list(p.args),
                 "truth": str(tmp_path / f"{p.name}.truth.json")} for p in programs]
     (tmp_path / "programs.json").write_text(json.dumps(listing))
