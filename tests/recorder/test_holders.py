@@ -1,0 +1,44 @@
+"""What the holder walk names, in a real process under `memlife run`."""
+
+from conftest import run_script
+
+# A graph compiled with freezing keeps its parameters as globals of the
+# module inductor generated and loaded from its cache directory. The
+# generated module also holds the graph's kernels: objects the walk must not
+# descend into (Triton kernels on a GPU made each walk take four times as
+# long), stood in for here by one more object that holds a tensor.
+FROZEN_GRAPH = """
+    import os, sys, types
+    import torch, torch.nn as nn
+    import torch._inductor.config
+
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = sys.argv[1]
+    torch._inductor.config.freezing = True
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 8)).eval()
+    compiled = torch.compile(model)
+    with torch.no_grad():
+        compiled(torch.randn(4, 64))
+    generated = [m for m in list(sys.modules.values())
+                 if (getattr(m, "__file__", None) or "").startswith(sys.argv[1])]
+    assert generated, "inductor loaded no module from its cache directory"
+    for m in generated:
+        m.kernel_stand_in = types.SimpleNamespace(workspace=torch.zeros(1000))
+    kept = [torch.zeros(1000)]
+    opt = torch.optim.SGD(nn.Linear(4, 4).parameters(), lr=0.1)
+    for _ in range(2):  # memlife walks the holders after steps 1 and 2
+        opt.step()
+"""
+
+
+def test_compiled_code_is_walked_for_its_tensors_only(tmp_path):
+    cache = tmp_path / "inductor-cache"
+    proc, traces = run_script(tmp_path, FROZEN_GRAPH.replace("sys.argv[1]", repr(str(cache))),
+                              timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trace,) = traces
+    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    assert "__main__.kept[0]" in labels, labels
+    # The frozen parameters are named, by the generated module's global.
+    assert any("._frozen_param" in label for label in labels), labels
+    # The kernels' stand-in is not walked into.
+    assert not any("kernel_stand_in" in label for label in labels), labels
