@@ -880,6 +880,17 @@ def install(lib) -> bool:
     import atexit
 
     def after_step(optimizer, args, kwargs):
+        # Only the outermost optimizer step counts: an Optimizer whose
+        # step() steps other optimizers (torchtitan's OptimizersContainer)
+        # is one step, as the recorder's step marks count it. torch calls
+        # this from its step wrapper, whose code every step shares. Inline:
+        # a program's profile (with_stack) sees each call made here.
+        wrapper = sys._getframe(1)
+        frame = wrapper.f_back
+        while frame is not None:
+            if frame.f_code is wrapper.f_code:
+                return
+            frame = frame.f_back
         _walk_schedule[0] += 1
         n = _walk_schedule[0]
         if n & (n - 1) == 0:  # 1, 2, 4, 8, ...: log-many walks
