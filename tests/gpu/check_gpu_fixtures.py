@@ -134,6 +134,12 @@ GPU_CORPUS = {
     # pytorch/examples distributed/ddp-tutorial-series (77f55b9) multigpu_torchrun.py
     # under torchrun over NCCL: its dataset is 4,096 small tensors
     "ext_ddp_tutorial_torchrun": [],
+    # pytorch/torchtitan v0.2.2's Llama 3 debug model under torchrun (NCCL,
+    # one rank), run unchanged (scripts/device/torchtitan.sh), on an H100:
+    # compiled model and loss, per-op selective AC, async DCP checkpoints
+    "ext_torchtitan_compiled_sac_op": [],
+    # eager, resumed from step 20's DCP checkpoint to step 30
+    "ext_torchtitan_eager_resume": [],
     # create_graph=True leaves each gradient's graph holding its parameter
     # (pytorch#7343): the program printed "9830424 B kept at exit"
     "cuda_newton_cg_latent_fit": [("leaked_at_exit", 9_830_424)],
@@ -255,6 +261,11 @@ def block_findings(block):
         expect(report["warnings"] == [], f"record_blocks block {block}: {report['warnings']}")
         return report["findings"]
 
+
+# torchtitan's OptimizersContainer is an Optimizer whose step() steps each
+# model part's optimizer: 20 training steps are 20 steps, not 40.
+got = [p["steps"] for p in corpus_report("ext_torchtitan_compiled_sac_op")["processes"] if p["steps"]]
+expect(got == [20], f"ext_torchtitan_compiled_sac_op: 20 steps, got {got}")
 
 for block in (1, 3):
     got = block_findings(block)
