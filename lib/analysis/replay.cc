@@ -107,7 +107,7 @@ bool Replayer::on_record(const Record& r) {
       m.tables.add(r);
       break;
     case RecordKind::kAlloc:
-      on_alloc(r.alloc, at);
+      on_alloc(r.alloc, at, r.header.stream_id);
       break;
     case RecordKind::kFree:
       on_free(r.free.address, at);
@@ -126,6 +126,7 @@ bool Replayer::on_record(const Record& r) {
           open.resize(i);
           break;
         }
+      if (open.empty()) stackless_in_op_.erase(r.header.stream_id);
       nesting_.op_end(r.header.stream_id, r.op_end.op_id);
       for (Detector* d : detectors_) d->on_op_end(m, r.op_end, r.header.stream_id);
       break;
@@ -165,8 +166,10 @@ bool Replayer::on_record(const Record& r) {
   return !m.block_ended;
 }
 
-void Replayer::on_alloc(const format::AllocRecord& r, const When& at) {
+void Replayer::on_alloc(const format::AllocRecord& r, const When& at, uint64_t stream) {
   Model& m = model_;
+  if (r.stack_id == 0 && r.op_string != 0)
+    stackless_in_op_[stream].emplace_back(r.address, r.op_string);
   // A second alloc at a live address means its free was lost: retire the
   // old one first so the byte counts stay right.
   if (m.allocations.count(r.address)) on_free(r.address, at);
@@ -278,10 +281,30 @@ void Replayer::on_tensor(const format::TensorRecord& r, const When& at, uint64_t
       if (s.alloc.address == r.data_address) s.alloc.stack_id = r.stack_id;
     }
   }
+  if (r.stack_id != 0 && r.op_string != 0)
+    lend_stack_to_op_allocations(stream, r.op_string, r.stack_id);
   if (s.owner_tensor == 0 && !(r.flags & kTensorAliases) && !(r.flags & kTensorIsView))
     s.owner_tensor = t.id;
   if (std::find(s.tensors.begin(), s.tensors.end(), t.id) == s.tensors.end())
     s.tensors.push_back(t.id);
+}
+
+void Replayer::lend_stack_to_op_allocations(uint64_t stream, uint64_t op_string,
+                                            uint64_t stack_id) {
+  auto pending = stackless_in_op_.find(stream);
+  if (pending == stackless_in_op_.end()) return;
+  auto& list = pending->second;
+  // Only the same op's allocations: an op recorded without begin and end
+  // (nested, or silenced) must not lend its stack to another's.
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const std::pair<uint64_t, uint64_t>& entry) {
+                              if (entry.second != op_string) return false;
+                              auto a = model_.allocations.find(entry.first);
+                              if (a != model_.allocations.end() && a->second.stack_id == 0)
+                                a->second.stack_id = stack_id;
+                              return true;
+                            }),
+             list.end());
 }
 
 void Replayer::on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream) {

@@ -21,7 +21,7 @@ class Replayer final : public format::RecordVisitor {
   bool on_record(const format::Record& record) override;
 
  private:
-  void on_alloc(const format::AllocRecord& r, const When& at);
+  void on_alloc(const format::AllocRecord& r, const When& at, uint64_t stream);
   void on_free(uint64_t address, const When& at);
   void on_tensor(const format::TensorRecord& r, const When& at, uint64_t stream);
   void on_op_begin(const format::OpBeginRecord& r, const When& at, uint64_t stream);
@@ -35,6 +35,9 @@ class Replayer final : public format::RecordVisitor {
   void on_census_storage(const format::CensusStorageRecord& r);
   void on_segment(const format::SegmentRecord& r, bool is_alloc, const When& at);
   void bind_storage(Storage& s, uint64_t data_address);
+  // Gives `stack_id` (an output of the op that just ran on `stream`) to the
+  // allocations that op made without a stack.
+  void lend_stack_to_op_allocations(uint64_t stream, uint64_t op_string, uint64_t stack_id);
   // The outermost custom (non-aten) op open on `stream`, as (op id, name
   // string); zeros when none.
   std::pair<uint64_t, uint64_t> enclosing_custom_op(uint64_t stream) const;
@@ -45,6 +48,12 @@ class Replayer final : public format::RecordVisitor {
   // call completes its inner layers too.
   CollectiveNesting nesting_;
   uint64_t next_synthetic_collective_ = uint64_t{1} << 63;
+  // Per stream, (address, op name) of allocations made inside an op with no
+  // stack and no tensor yet: the CUDA caching allocator's tracker records
+  // none inside an op, and a library's workspace (cuBLAS's, 32 MiB on an
+  // H100) never becomes a tensor's storage. They take the Python stack of
+  // the op's output tensor, which is the call that made them.
+  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> stackless_in_op_;
 };
 
 // Replays the whole trace of `reader` into `model`.

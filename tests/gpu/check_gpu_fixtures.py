@@ -262,6 +262,23 @@ def block_findings(block):
         return report["findings"]
 
 
+# Every still-reachable site is named: a library's workspace made inside an
+# op (cuBLAS's 32 MiB) by the Python call of that op, or by the op where the
+# thread runs no Python (the autograd engine's).
+def reachable_sites(name):
+    return [s for p in corpus_report(name)["processes"]
+            for s in (p.get("still_reachable_at_exit") or {}).get("top_sites", [])]
+
+
+for name in GPU_CORPUS:
+    if (traces / "corpus" / name).is_dir():
+        unnamed = [s for s in reachable_sites(name) if s["site"] is None]
+        expect(not unnamed, f"corpus/{name}: still-reachable sites without a name: {unnamed}")
+got = {((s["site"] or "").rsplit("/", 1)[-1], s["bytes"]) for s in reachable_sites("ext_torchtitan_eager_resume")}
+for site in [("model.py:251 in Attention.forward", 32 << 20),
+             ("inside autograd::engine::evaluate_function: MmBackward0 (no Python stack)", 32 << 20)]:
+    expect(site in got, f"ext_torchtitan_eager_resume: cuBLAS workspace {site} still reachable, got {got}")
+
 # torchtitan's OptimizersContainer is an Optimizer whose step() steps each
 # model part's optimizer: 20 training steps are 20 steps, not 40.
 got = [p["steps"] for p in corpus_report("ext_torchtitan_compiled_sac_op")["processes"] if p["steps"]]

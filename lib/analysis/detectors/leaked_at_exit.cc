@@ -100,27 +100,39 @@ class LeakedAtExit final : public Detector {
 
 nlohmann::json still_reachable_summary(const Model& m, StackResolver& stacks) {
   struct Site {
-    uint64_t bytes = 0, count = 0, stack_id = 0;
+    uint64_t bytes = 0, count = 0;
   };
+  // By the line shown: stacks that differ below the program's line (a
+  // different caller of the same model code) are one site to the reader.
+  std::map<uint64_t, std::string> line_of_stack;
   std::map<std::string, Site> sites;
   uint64_t bytes = 0;
   for (const auto& [address, a] : m.allocations) {
-    Site& s = sites[stacks.key(a.stack_id)];
+    std::string line;
+    if (a.stack_id != 0) {
+      auto [known, fresh] = line_of_stack.try_emplace(a.stack_id);
+      if (fresh) known->second = stacks.user_line(a.stack_id);
+      line = known->second;
+    }
+    // Without a stack (an autograd engine thread runs no Python), the op
+    // that allocated is the site.
+    if (line.empty() && a.op_string != 0)
+      line = "inside " + std::string(m.str(a.op_string)) + " (no Python stack)";
+    Site& s = sites[line];
     s.bytes += a.bytes;
     ++s.count;
-    if (s.stack_id == 0) s.stack_id = a.stack_id;
     bytes += a.bytes;
   }
-  std::vector<const Site*> top;
+  std::vector<std::pair<const std::string*, const Site*>> top;
   top.reserve(sites.size());
-  for (const auto& [key, s] : sites) top.push_back(&s);
+  for (const auto& [line, s] : sites) top.emplace_back(&line, &s);
   std::sort(top.begin(), top.end(),
-            [](const Site* a, const Site* b) { return a->bytes > b->bytes; });
+            [](const auto& a, const auto& b) { return a.second->bytes > b.second->bytes; });
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < top.size() && i < 8; ++i) {
-    const std::string line = stacks.user_line(top[i]->stack_id);
-    list.push_back({{"bytes", top[i]->bytes},
-                    {"allocations", top[i]->count},
+    const std::string& line = *top[i].first;
+    list.push_back({{"bytes", top[i].second->bytes},
+                    {"allocations", top[i].second->count},
                     {"site", line.empty() ? nullptr : nlohmann::json(line)}});
   }
   return {{"bytes", bytes}, {"allocations", m.allocations.size()}, {"top_sites", list}};
