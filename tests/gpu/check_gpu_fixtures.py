@@ -140,6 +140,10 @@ GPU_CORPUS = {
     "ext_torchtitan_compiled_sac_op": [],
     # eager, resumed from step 20's DCP checkpoint to step 30
     "ext_torchtitan_eager_resume": [],
+    # huggingface/pytorch-image-models train.py (aa4b585) run unchanged
+    # (scripts/device/timm_train.sh): ResNet-18, fp16 AMP with its
+    # NativeScaler, channels-last, EMA, its CUDA prefetcher, 2 workers
+    "ext_timm_resnet18_amp": [],
     # create_graph=True leaves each gradient's graph holding its parameter
     # (pytorch#7343): the program printed "9830424 B kept at exit"
     "cuda_newton_cg_latent_fit": [("leaked_at_exit", 9_830_424)],
