@@ -268,6 +268,15 @@ class _Walk:
                 if not k.startswith("__"):
                     self.push(v, f"{obj.__qualname__}.{k}")
             return
+        if isinstance(obj, torch._C.Future):
+            # A completed future keeps its value in C++, where neither
+            # __dict__ nor the collector's referents show it. Only a done
+            # one: value() on a pending future would wait for it.
+            if obj.done():
+                try:
+                    self.push(obj.value(), f"{path}.value()")
+                except Exception:  # completed with an error: no value
+                    pass
         if isinstance(obj, torch.optim.LBFGS):
             # Its state keeps the last history_size curvature pairs.
             path += f"<LBFGS history_size={obj.param_groups[0]['history_size']}>"

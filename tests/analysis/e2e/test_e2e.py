@@ -316,3 +316,21 @@ def test_growth_a_torchscript_attribute_holds_names_it(traced):
 
 def test_a_torchscript_attribute_emptied_each_step_is_clean(traced):
     assert traced("script_module_history.py", "reset")["findings"] == []
+
+
+def test_growth_held_by_completed_futures_names_their_values(traced):
+    # A completed Future keeps its value in C++: the walk asks it for its
+    # value, so the holder is named, not left to holder_search.
+    report = traced("kept_futures.py", "list")
+    (f,) = report["findings"]
+    assert f["kind"] == "step_growth"
+    held = f["evidence"]["held_by"][0]
+    assert held["path"] == "__main__.results[*].value()"
+    assert held["stored_at"] == [f"{HERE / 'kept_futures.py'}:{line_of('kept_futures.py', 'STORE_LINE')}"]
+    assert "holder_search" not in f["evidence"]
+    assert f["evidence"]["bytes_per_step"] == 64 * 256 * 4
+
+
+def test_futures_in_a_bounded_deque_are_no_finding(traced):
+    report = traced("kept_futures.py", "bounded")
+    assert report["findings"] == []
