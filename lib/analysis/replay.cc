@@ -168,7 +168,9 @@ bool Replayer::on_record(const Record& r) {
 
 void Replayer::on_alloc(const format::AllocRecord& r, const When& at, uint64_t stream) {
   Model& m = model_;
-  if (r.stack_id == 0 && r.op_string != 0)
+  // Only inside a recorded op, whose end clears the list: on a thread that
+  // runs no Python nothing else would.
+  if (r.stack_id == 0 && r.op_string != 0 && !m.open_ops[stream].empty())
     stackless_in_op_[stream].emplace_back(r.address, r.op_string);
   // A second alloc at a live address means its free was lost: retire the
   // old one first so the byte counts stay right.

@@ -270,8 +270,8 @@ class _Walk:
             return
         if isinstance(obj, torch._C.Future):
             # A completed future keeps its value in C++, where neither
-            # __dict__ nor the collector's referents show it. Only a done
-            # one: value() on a pending future would wait for it.
+            # __dict__ nor the collector's referents show it. A pending one
+            # has no value yet, and the walk never waits.
             if obj.done():
                 try:
                     self.push(obj.value(), f"{path}.value()")

@@ -7,13 +7,14 @@
 # the walks-off variant (an older commit's: `git archive REV python | tar -x
 # -C DIR`), so that a change to it is measured on one card.
 # COMPILE=True|False (default True), ROUNDS (default 3); no round starts
-# after BUDGET_S seconds (default 420). Each run's "time per iteration" goes to $R/rounds.txt, then medians.
+# after BUDGET_S seconds (default 420). Each run's "time per iteration" goes
+# to $R/rounds.txt, then medians.
 source "$(dirname "$0")/common.sh"
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload
 export STACKS=${STACKS:-python} TMO=${TMO:-150} SUMARGS=--quiet
 BENCH=(python3 bench.py --real_data=False --compile="${COMPILE:-True}")
 per_iter() { grep -o "time per iteration: [0-9.]*" | awk '{print $4}'; }
-# variant NAME [traced] [VAR=VALUE...]: one run of the bench, its time per
+# variant NAME plain|traced [VAR=VALUE...]: one run of the bench, its time per
 # iteration appended to $R/rounds.txt.
 variant() {
   local name=$1 run=$2; shift 2
