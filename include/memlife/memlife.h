@@ -50,6 +50,13 @@ MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
 MEMLIFE_API void memlife_holder(const void* address, const char* path);
 #define MEMLIFE_HOLDER_CYCLE_ROOT "<uncollectable cycle>"
 
+/* Labels of the marks around the gc.collect() that the exit walk runs
+ * first: what it frees was garbage on reference cycles that the program's
+ * collector had not freed yet (the program disabled it, as torchtitan does
+ * between its own scheduled collections, or no full collection was due). */
+#define MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN "memlife.exit gc.collect begin"
+#define MEMLIFE_HOLDER_EXIT_COLLECT_END "memlife.exit gc.collect end"
+
 /* Asks for a census of live tensors and storages now. */
 MEMLIFE_API void memlife_census(void);
 

@@ -246,10 +246,17 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
       }
     } else {
       const uint64_t buffers = f.evidence.value("collective_buffer_bytes", uint64_t{0});
+      const uint64_t collected = f.evidence.value("freed_by_exit_collection_bytes", uint64_t{0});
       const uint64_t retained = f.evidence.value("retained_bytes", uint64_t{0});
       if (buffers != 0 && buffers * 10 >= retained * 9)
         entry = {{"why", "collective_buffers"},
                  {"reason", "collective buffers the backend keeps until it reaps their works"}};
+      else if (collected != 0 && collected * 10 >= retained * 9)
+        entry = {{"why", "cyclic_garbage"},
+                 {"reason",
+                  "unreachable garbage on reference cycles: the gc.collect() memlife ran at exit "
+                  "freed it, the program's collector had not yet (disabled by gc.disable(), or no "
+                  "full collection due)"}};
     }
     if (entry.is_null()) {
       kept.push_back(std::move(f));

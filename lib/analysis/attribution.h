@@ -48,7 +48,11 @@ void name_holders(std::vector<Finding>& findings, const Model& m);
 //   it is the buffers of collectives, which the backend keeps after their
 //   wait until it reaps their works (ProcessGroupNCCL's watchdog, every
 //   few hundred milliseconds: a short run sees a rise, a long one a
-//   sawtooth). A program that keeps them is named by the holder walk.
+//   sawtooth). A program that keeps them is named by the holder walk;
+// - "cyclic_garbage": no Python path holds it and (at least 90 % of) it
+//   was freed by the exit walk's gc.collect(): garbage on reference
+//   cycles that the program's collector had not freed yet (torchtitan
+//   disables it and collects every gc_freq steps).
 nlohmann::json set_aside_growth(std::vector<Finding>& findings);
 
 // For findings that say memory stayed (growth, a block's leak, a broken

@@ -835,13 +835,23 @@ def walk_into(lib, cycles=False) -> None:
     done.acquire()
 
 
+# MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN and _END of include/memlife/memlife.h:
+# the marks around the exit walk's collection.
+EXIT_COLLECT_BEGIN = "memlife.exit gc.collect begin"
+EXIT_COLLECT_END = "memlife.exit gc.collect end"
+
+
 def _walk_at_exit(lib) -> None:
     """The exit walk: after a collection (the interpreter's own comes at
     finalization anyway), so that a tensor left unreached on a cycle is one
-    the collector cannot free: memory nothing can reach or free any more."""
+    the collector cannot free: memory nothing can reach or free any more.
+    Marks around the collection tell the analyzer what it freed: garbage the
+    program's own collector had not freed yet."""
     if not _enabled():
         return
+    lib.memlife_mark(EXIT_COLLECT_BEGIN.encode())
     collect()
+    lib.memlife_mark(EXIT_COLLECT_END.encode())
     walk_into(lib, cycles=True)
 
 

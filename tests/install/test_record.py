@@ -84,7 +84,9 @@ def test_mark_labels_are_the_documented_ones():
                        "MEMLIFE_BLOCK_END_PREFIX": _record.BLOCK_END_PREFIX,
                        "MEMLIFE_COMM_HOOK_BEGIN": memlife.COMM_HOOK_BEGIN,
                        "MEMLIFE_COMM_HOOK_END": memlife.COMM_HOOK_END,
-                       "MEMLIFE_HOLDER_CYCLE_ROOT": _holders.CYCLE_ROOT}
+                       "MEMLIFE_HOLDER_CYCLE_ROOT": _holders.CYCLE_ROOT,
+                       "MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN": _holders.EXIT_COLLECT_BEGIN,
+                       "MEMLIFE_HOLDER_EXIT_COLLECT_END": _holders.EXIT_COLLECT_END}
 
 
 def test_asking_for_a_block_the_trace_lacks_is_an_error():

@@ -11,6 +11,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/util.h"
+#include "memlife/memlife.h"
 
 namespace memlife::analysis {
 
@@ -123,7 +124,15 @@ class StepGrowth final : public Detector {
           collective_buffers_.insert(st->alloc.at.seq);
   }
 
+  void on_mark(const Model& m, const format::MarkRecord& r, const When&) override {
+    if (r.kind != MarkKind::kLabel) return;
+    const std::string_view label = m.str(r.label_string);
+    if (label == MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN) in_exit_collection_ = true;
+    if (label == MEMLIFE_HOLDER_EXIT_COLLECT_END) in_exit_collection_ = false;
+  }
+
   void on_free(const Model& m, const Allocation& a, const Storage*, const When&) override {
+    if (in_exit_collection_) freed_by_exit_collection_.insert(a.at.seq);
     // The site it was counted in: an allocation made without a stack may
     // have been lent its tensor's stack since (Replayer::on_tensor).
     Site* found = nullptr;
@@ -243,15 +252,15 @@ class StepGrowth final : public Detector {
       f.evidence["sites"] = lines;
       f.evidence["stacks"] = stack_list;
       f.evidence["stack_roles"] = roles;
-      uint64_t retained = 0, in_collectives = 0;
+      uint64_t retained = 0, in_collectives = 0, collected = 0;
       for (const Finding::Retained& r : f.retains) {
         retained += r.bytes;
         if (collective_buffers_.count(r.alloc_seq)) in_collectives += r.bytes;
+        if (freed_by_exit_collection_.count(r.alloc_seq)) collected += r.bytes;
       }
-      if (in_collectives != 0) {
-        f.evidence["collective_buffer_bytes"] = in_collectives;
-        f.evidence["retained_bytes"] = retained;
-      }
+      if (in_collectives != 0) f.evidence["collective_buffer_bytes"] = in_collectives;
+      if (collected != 0) f.evidence["freed_by_exit_collection_bytes"] = collected;
+      if (in_collectives != 0 || collected != 0) f.evidence["retained_bytes"] = retained;
       const std::string line = stacks.user_line(sites_[lead.site].stack_id);
       f.message = "live bytes allocated at " + line +
                   (sites.size() > 1 ? " and " + std::to_string(sites.size() - 1) + " other site(s)"
@@ -268,6 +277,10 @@ class StepGrowth final : public Detector {
   // Allocations (by sequence number) whose storage was a collective's
   // input or output buffer.
   std::unordered_set<uint64_t> collective_buffers_;
+  // Allocations (by sequence number) that the exit walk's gc.collect()
+  // freed: garbage on reference cycles, unreachable.
+  std::unordered_set<uint64_t> freed_by_exit_collection_;
+  bool in_exit_collection_ = false;
   // Allocations counted without a stack whose tensor has lent them one
   // since: move them to that site before sampling.
   void place_lent_stacks(const Model& m) {

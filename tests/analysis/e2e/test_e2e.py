@@ -334,3 +334,24 @@ def test_growth_held_by_completed_futures_names_their_values(traced):
 def test_futures_in_a_bounded_deque_are_no_finding(traced):
     report = traced("kept_futures.py", "bounded")
     assert report["findings"] == []
+
+
+def test_cyclic_garbage_with_the_collector_off_is_set_aside(traced):
+    # torchtitan's way: gc.disable() and a gc.collect() every gc_freq steps.
+    # Garbage on cycles waits for that collection; memlife's own collection
+    # at exit frees it: unreachable, no leak. The process entry says so.
+    report = traced("gc_disabled_cycles.py", "garbage")
+    assert report["findings"] == []
+    (entry,) = report["processes"][0]["growth_set_aside"]
+    assert entry["why"] == "cyclic_garbage" and entry["bytes"] >= 16 * 64 * 256 * 4
+
+
+def test_the_same_objects_kept_in_a_list_are_a_leak(traced):
+    report = traced("gc_disabled_cycles.py", "kept")
+    (f,) = report["findings"]
+    assert f["kind"] == "step_growth"
+    held = f["evidence"]["held_by"][0]
+    assert held["path"] == "__main__.kept[*]"
+    assert held["stored_at"] == [
+        f"{HERE / 'gc_disabled_cycles.py'}:{line_of('gc_disabled_cycles.py', 'STORE_LINE')}"]
+    assert "growth_set_aside" not in report["processes"][0]
