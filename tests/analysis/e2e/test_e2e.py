@@ -123,14 +123,20 @@ def test_growth_a_bounded_container_holds_is_no_finding(traced, mode, bound):
     assert entry["why"] == "bounded" and entry["bound"] == bound and entry["bytes"] >= 20 * 256 * 64 * 4
 
 
-def test_growth_a_plain_list_holds_is_a_leak(traced):
-    report = traced("bounded_buffer.py", "list")
+def one_growth_held_by(report, prog, path):
+    """The report's one finding: a step_growth whose first holder is
+    `path`, stored at the STORE_LINE of `prog`; nothing set aside."""
     (f,) = report["findings"]
     assert f["kind"] == "step_growth"
-    assert f["evidence"]["held_by"][0]["path"] == "__main__.buffer[*]"
-    assert f["evidence"]["held_by"][0]["stored_at"] == [
-        f"{HERE / 'bounded_buffer.py'}:{line_of('bounded_buffer.py', 'STORE_LINE')}"]
+    held = f["evidence"]["held_by"][0]
+    assert held["path"] == path
+    assert held["stored_at"] == [f"{HERE / prog}:{line_of(prog, 'STORE_LINE')}"]
     assert "growth_set_aside" not in report["processes"][0]
+    return f
+
+
+def test_growth_a_plain_list_holds_is_a_leak(traced):
+    one_growth_held_by(traced("bounded_buffer.py", "list"), "bounded_buffer.py", "__main__.buffer[*]")
 
 
 def _test_ops_lib():
@@ -321,12 +327,8 @@ def test_a_torchscript_attribute_emptied_each_step_is_clean(traced):
 def test_growth_held_by_completed_futures_names_their_values(traced):
     # A completed Future keeps its value in C++: the walk asks it for its
     # value, so the holder is named, not left to holder_search.
-    report = traced("kept_futures.py", "list")
-    (f,) = report["findings"]
-    assert f["kind"] == "step_growth"
-    held = f["evidence"]["held_by"][0]
-    assert held["path"] == "__main__.results[*].value()"
-    assert held["stored_at"] == [f"{HERE / 'kept_futures.py'}:{line_of('kept_futures.py', 'STORE_LINE')}"]
+    f = one_growth_held_by(traced("kept_futures.py", "list"), "kept_futures.py",
+                           "__main__.results[*].value()")
     assert "holder_search" not in f["evidence"]
     assert f["evidence"]["bytes_per_step"] == 64 * 256 * 4
 
@@ -346,12 +348,6 @@ def test_cyclic_garbage_with_the_collector_off_is_set_aside(traced):
     assert entry["why"] == "cyclic_garbage" and entry["bytes"] >= 16 * 64 * 256 * 4
 
 
-def test_the_same_objects_kept_in_a_list_are_a_leak(traced):
-    report = traced("gc_disabled_cycles.py", "kept")
-    (f,) = report["findings"]
-    assert f["kind"] == "step_growth"
-    held = f["evidence"]["held_by"][0]
-    assert held["path"] == "__main__.kept[*]"
-    assert held["stored_at"] == [
-        f"{HERE / 'gc_disabled_cycles.py'}:{line_of('gc_disabled_cycles.py', 'STORE_LINE')}"]
-    assert "growth_set_aside" not in report["processes"][0]
+def test_outputs_kept_in_a_list_with_the_collector_off_are_a_leak(traced):
+    one_growth_held_by(traced("gc_disabled_cycles.py", "kept"), "gc_disabled_cycles.py",
+                       "__main__.kept[*]")
