@@ -44,6 +44,10 @@ ls -la $B/lib $B/bin 2>/dev/null
 g++ -std=c++20 -O2 -Iinclude -Ilib scripts/device/gpu_trace_summary.cc lib/format/*.cc -o $B/gpu_trace_summary
 SUM=$B/gpu_trace_summary
 
+# Whether scenario NAME is to run: ONLY="name ..." (the scripts' option)
+# names the ones to run; unset, all run.
+wanted() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
 # Runs a command under memlife's recorder; traces land in $R/traces/$name.
 traced() {
   local name=$1; shift

@@ -13,10 +13,7 @@
 source "$(dirname "$0")/common.sh"
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload
 export STACKS=${STACKS:-python} TMO=${TMO:-300}
-scenario() {
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $1 "* ]]; then return; fi
-  traced "$@"
-}
+scenario() { wanted "$1" || return 0; traced "$@"; }
 
 say clean GPU programs
 scenario gpu_train_clean python3 scripts/device/gpu_train_loop.py clean
@@ -78,7 +75,7 @@ say programs from other projects, run unchanged
 # fused AdamW; eager, then compiled), once plainly and once under memlife so
 # its own "time per iteration" gives the overhead; pytorch/examples' DDP
 # tutorial under torchrun on NCCL.
-ext() { [ -f ".whl/ext/$1" ] && { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $2 "* ]]; }; }
+ext() { [ -f ".whl/ext/$1" ] && wanted "$2"; }
 for mode in eager compiled; do
   flag=False; [ $mode = compiled ] && flag=True
   if ext nanoGPT/bench.py ext_nanogpt_bench_$mode; then

@@ -25,7 +25,7 @@ PY
 # timm NAME ARGS...: train.py on the image folder with ARGS.
 timm_run() {
   local name=$1; shift
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+  wanted "$name" || return 0
   rm -rf /tmp/timm-out-$name
   (cd "$TIMM" && traced "$name" python3 train.py --data-dir $DATA --num-classes 2 -j 2 --pin-mem \
      --output /tmp/timm-out-$name --log-interval 4 "$@")

@@ -25,7 +25,7 @@ CKPT=/tmp/tt-dump
 # in $R/NAME.out).
 titan() {
   local name=$1; shift
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+  wanted "$name" || return 0
   local run=traced
   if [ "${1:-}" = plain ]; then run=untraced; shift; fi
   (cd "$TT" && $run "$name" python3 -m torch.distributed.run --standalone --nproc_per_node=1 \
