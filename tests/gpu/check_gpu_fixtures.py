@@ -181,6 +181,12 @@ def corpus_findings(name):
     return corpus_report(name)["findings"]
 
 
+def reachable_sites(name):
+    """The still-reachable sites of traces/gpu/corpus/NAME's processes."""
+    return [s for p in corpus_report(name)["processes"]
+            for s in (p.get("still_reachable_at_exit") or {}).get("top_sites", [])]
+
+
 for name, wanted in GPU_CORPUS.items():
     if not (traces / "corpus" / name).is_dir():
         failures.append(f"corpus/{name}: no trace")
@@ -195,6 +201,11 @@ for name, wanted in GPU_CORPUS.items():
         if nbytes is not None:
             expect(abs(f["bytes"] - nbytes) <= 0.05 * nbytes,
                    f"corpus/{name}: {kind} of {f['bytes']} B, the program measured {nbytes} B")
+    # Every still-reachable site is named: a library's workspace made inside
+    # an op (cuBLAS's 32 MiB) by the Python call of that op, or by the op
+    # where the thread runs no Python (the autograd engine's).
+    unnamed = [s for s in reachable_sites(name) if s["site"] is None]
+    expect(not unnamed, f"corpus/{name}: still-reachable sites without a name: {unnamed}")
 
 def corpus_set_aside(name):
     return [e["why"] for p in corpus_report(name)["processes"] for e in p.get("growth_set_aside", [])]
@@ -266,18 +277,8 @@ def block_findings(block):
         return report["findings"]
 
 
-# Every still-reachable site is named: a library's workspace made inside an
-# op (cuBLAS's 32 MiB) by the Python call of that op, or by the op where the
-# thread runs no Python (the autograd engine's).
-def reachable_sites(name):
-    return [s for p in corpus_report(name)["processes"]
-            for s in (p.get("still_reachable_at_exit") or {}).get("top_sites", [])]
-
-
-for name in GPU_CORPUS:
-    if (traces / "corpus" / name).is_dir():
-        unnamed = [s for s in reachable_sites(name) if s["site"] is None]
-        expect(not unnamed, f"corpus/{name}: still-reachable sites without a name: {unnamed}")
+# torchtitan's cuBLAS workspaces, named by the call of the op that made
+# them and by the autograd engine's op.
 got = {((s["site"] or "").rsplit("/", 1)[-1], s["bytes"]) for s in reachable_sites("ext_torchtitan_eager_resume")}
 for site in [("model.py:251 in Attention.forward", 32 << 20),
              ("inside autograd::engine::evaluate_function: MmBackward0 (no Python stack)", 32 << 20)]:
