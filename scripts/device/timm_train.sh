@@ -22,7 +22,7 @@ for split, count in (("train", 256), ("validation", 64)):
             img = Image.new("RGB", (112, 112), tuple(max(0, min(255, c + random.randint(-40, 40))) for c in shade))
             img.save(os.path.join(d, f"{i}.png"))
 PY
-# timm NAME ARGS...: train.py on the image folder with ARGS.
+# timm_run NAME ARGS...: train.py on the image folder with ARGS.
 timm_run() {
   local name=$1; shift
   wanted "$name" || return 0
