@@ -110,6 +110,14 @@ MEMLIFE_API const char* memlife_trace_path(void);
 #define MEMLIFE_COMM_HOOK_BEGIN "memlife.comm_hook begin"
 #define MEMLIFE_COMM_HOOK_END "memlife.comm_hook end"
 
+/* Labels of the marks around each backward pass a Python thread runs
+ * (`loss.backward()`, `torch.autograd.grad`), each with the caller's stack.
+ * On CUDA the autograd engine runs the nodes on a thread of its own, which
+ * runs no Python: what it allocates was made by that call, and the analyzer
+ * gives it the call's stack. */
+#define MEMLIFE_BACKWARD_BEGIN "memlife.backward begin"
+#define MEMLIFE_BACKWARD_END "memlife.backward end"
+
 /* Label of the mark the torch plugin writes once when a step census took
  * 5 ms or more (its address: what it took, in ns): from then on step
  * censuses are spaced to take at most 1/20 of the run, so some steps have

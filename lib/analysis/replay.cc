@@ -1,6 +1,7 @@
 #include "analysis/replay.h"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 
 #include "analysis/attribution.h"
@@ -168,15 +169,18 @@ bool Replayer::on_record(const Record& r) {
 
 void Replayer::on_alloc(const format::AllocRecord& r, const When& at, uint64_t stream) {
   Model& m = model_;
+  uint64_t stack_id = r.stack_id;
+  if (stack_id == 0 && !open_backwards_.empty() && in_engine_node(stream))
+    stack_id = open_backwards_.front().second;
   // Only inside a recorded op, whose end clears the list: on a thread that
   // runs no Python nothing else would.
-  if (r.stack_id == 0 && r.op_string != 0 && !m.open_ops[stream].empty())
+  if (stack_id == 0 && r.op_string != 0 && !m.open_ops[stream].empty())
     stackless_in_op_[stream].emplace_back(r.address, r.op_string);
   // A second alloc at a live address means its free was lost: retire the
   // old one first so the byte counts stay right.
   if (m.allocations.count(r.address)) on_free(r.address, at);
   Allocation& a = m.allocations[r.address];
-  a = Allocation{r.address, r.bytes, r.device, r.stack_id, r.op_string, at, 0};
+  a = Allocation{r.address, r.bytes, r.device, stack_id, r.op_string, at, 0};
   ++m.allocation_count;
   if (r.device >= 0) m.device_allocator_seen = true;
   m.live_bytes += r.bytes;
@@ -463,7 +467,10 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at, uint64_t str
     }
     return;
   }
-  if (r.kind == MarkKind::kLabel) note_comm_hook(m.str(r.label_string), stream);
+  if (r.kind == MarkKind::kLabel) {
+    note_comm_hook(m.str(r.label_string), stream);
+    note_backward(m.str(r.label_string), stream, r.stack_id);
+  }
   if (r.kind == MarkKind::kLabel && m.str(r.label_string) == MEMLIFE_CENSUS_SPACED_LABEL)
     m.census_spaced_cost_ns = r.address;
   if (r.kind == MarkKind::kLabel && m.block != 0) {
@@ -486,6 +493,26 @@ void Replayer::note_comm_hook(std::string_view label, uint64_t stream) {
     int& open = model_.open_comm_hooks[stream];
     if (open > 0) --open;
   }
+}
+
+void Replayer::note_backward(std::string_view label, uint64_t stream, uint64_t stack_id) {
+  if (label == MEMLIFE_BACKWARD_BEGIN) {
+    open_backwards_.emplace_back(stream, stack_id);
+  } else if (label == MEMLIFE_BACKWARD_END) {
+    for (auto it = open_backwards_.rbegin(); it != open_backwards_.rend(); ++it) {
+      if (it->first != stream) continue;
+      open_backwards_.erase(std::next(it).base());
+      break;
+    }
+  }
+}
+
+bool Replayer::in_engine_node(uint64_t stream) const {
+  auto it = model_.open_ops.find(stream);
+  if (it == model_.open_ops.end()) return false;
+  for (const auto& [op_id, name] : it->second)
+    if (model_.str(name).starts_with(kEngineNodePrefix)) return true;
+  return false;
 }
 
 void Replayer::on_tensor_death(const format::TensorDeathRecord& r, const When& at) {

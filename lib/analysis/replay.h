@@ -11,6 +11,7 @@
 #include "analysis/detector.h"
 #include "analysis/model.h"
 #include "format/reader.h"
+#include "memlife/torch_op_names.h"
 
 namespace memlife::analysis {
 
@@ -30,6 +31,10 @@ class Replayer final : public format::RecordVisitor {
   void on_mark(const format::MarkRecord& r, const When& at, uint64_t stream);
   // Counts the open calls of a DDP communication hook on `stream`.
   void note_comm_hook(std::string_view label, uint64_t stream);
+  // Opens or closes a backward pass begun on `stream` (the stack of its call).
+  void note_backward(std::string_view label, uint64_t stream, uint64_t stack_id);
+  // Whether the autograd engine is running a node on `stream`.
+  bool in_engine_node(uint64_t stream) const;
   void on_tensor_death(const format::TensorDeathRecord& r, const When& at);
   void on_census(const format::CensusRecord& r, const When& at);
   void on_census_storage(const format::CensusStorageRecord& r);
@@ -54,6 +59,12 @@ class Replayer final : public format::RecordVisitor {
   // H100) never becomes a tensor's storage. They take the Python stack of
   // the op's output tensor, which is the call that made them.
   std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> stackless_in_op_;
+  // Backward passes open now (MEMLIFE_BACKWARD_BEGIN/END marks), as (stream,
+  // stack of the call), in the order they began. What an engine node
+  // allocates without a stack (CUDA's engine thread runs no Python) takes
+  // the stack of the oldest: a backward begun inside another (a reentrant
+  // checkpoint's, on the engine's thread) is the outer call's work.
+  std::vector<std::pair<uint64_t, uint64_t>> open_backwards_;
 };
 
 // Replays the whole trace of `reader` into `model`.
@@ -70,8 +81,5 @@ format::ReadStatus replay(format::TraceReader& reader, Model& model,
 // wait, so their waits are not judged. False when the stack is unknown
 // (--stacks none).
 bool issued_by_library(const Model& model, uint64_t stack_id);
-
-// Name of the op `t.data = x` fires (the only trace of set_data).
-inline constexpr std::string_view kSetDataOp = "aten::_has_compatible_shallow_copy_type";
 
 }  // namespace memlife::analysis

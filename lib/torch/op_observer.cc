@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpu/gpu_hooks.h"
+#include "memlife/torch_op_names.h"
 #include "preload/recorder.h"
 #include "torch/deaths.h"
 #include "torch/identity.h"
@@ -28,7 +29,6 @@ namespace memlife::torch_plugin {
 namespace {
 
 constexpr std::string_view kOptimizerStepPrefix = "Optimizer.step#";
-constexpr std::string_view kEngineNodePrefix = "autograd::engine::evaluate_function:";
 
 // Dispatcher ops of c10d that start a collective, and whether each is a
 // send or receive between two ranks (not in its group's collective order).
@@ -125,7 +125,7 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
   // silenced.
   result.may_silence = result.function && n.substr(0, 6) == "aten::";
   // `t.data = x` fires only this op (then the old storage's free).
-  result.always_record = n == "aten::_has_compatible_shallow_copy_type";
+  result.always_record = n == kSetDataOp;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
     if (n.substr(0, kOptimizerStepPrefix.size()) == kOptimizerStepPrefix) {
       result.kind = OpKind::kOptimizerStep;

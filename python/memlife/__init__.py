@@ -8,6 +8,7 @@ function does nothing (and warns once).
 from __future__ import annotations
 
 import ctypes
+import sys
 import warnings
 
 __all__ = ["active", "mark_step", "mark", "expect_freed", "census", "flush", "install_hooks",
@@ -314,6 +315,53 @@ def _install_comm_hook_marks() -> bool:
     return True
 
 
+# The labels of the marks around a backward pass: MEMLIFE_BACKWARD_BEGIN and
+# MEMLIFE_BACKWARD_END of include/memlife/memlife.h (a test compares).
+BACKWARD_BEGIN = "memlife.backward begin"
+BACKWARD_END = "memlife.backward end"
+
+
+def _install_backward_marks() -> bool:
+    """Marks each backward pass a Python thread runs, with its stack: on CUDA
+    the autograd engine runs the nodes on its own thread, which runs no
+    Python, and what they allocate (the gradients) gets the stack of the
+    call. Wraps torch.autograd.graph._engine_run_backward, which
+    Tensor.backward, torch.autograd.backward and torch.autograd.grad all
+    call (torch >= 2.4; older releases: backward and grad themselves)."""
+    if not active():
+        return False
+    after_import("torch.autograd.graph", _mark_backwards)
+    return True
+
+
+def _mark_backwards(graph) -> None:
+    mark = _api.lib.memlife_mark
+    begin, end = BACKWARD_BEGIN.encode(), BACKWARD_END.encode()
+
+    def marked(run):
+        # Named for a program's profile (torch.profiler with_stack shows it).
+        def backward_marked_by_memlife(*args, **kwargs):
+            mark(begin)
+            try:
+                return run(*args, **kwargs)
+            finally:
+                mark(end)
+        return backward_marked_by_memlife
+
+    autograd = sys.modules.get("torch.autograd")
+    if hasattr(graph, "_engine_run_backward"):
+        if not getattr(graph._engine_run_backward, "_memlife_wrapped", False):
+            # torch.autograd imports the name from graph; torch.compiler swaps
+            # both during non-strict export tracing and puts back what it found.
+            wrapper = _wrap(graph, "_engine_run_backward", marked)
+            if hasattr(autograd, "_engine_run_backward"):
+                autograd._engine_run_backward = wrapper
+        return
+    for name in ("backward", "grad"):
+        if hasattr(autograd, name) and not getattr(getattr(autograd, name), "_memlife_wrapped", False):
+            _wrap(autograd, name, marked)
+
+
 _exit_census_registered = False
 
 
@@ -336,6 +384,7 @@ def _install_exit_census() -> bool:
 
 
 from memlife import _holders  # noqa: E402  (needs _api above)
+from memlife._after_import import after_import  # noqa: E402
 from memlife._record import Recording, command, record  # noqa: E402,F401
 
 
@@ -351,14 +400,15 @@ def _install_holder_walk() -> bool:
 def install_hooks() -> bool:
     """Installs the Python-side hooks: Work.wait (its C++ side fires no
     RecordFunction), init_process_group (rank and world size), marks around
-    DDP communication hooks (the reducer waits their collectives), and a census
-    at interpreter exit (atexit, so before teardown). Called on import and
+    DDP communication hooks (the reducer waits their collectives), marks around
+    backward passes (the stack of what CUDA's autograd thread allocates), and a
+    census at interpreter exit (atexit, so before teardown). Called on import and
     by the autoload sitecustomize once torch.distributed is imported; call
     it again after importing torch.distributed when memlife came first.
     Returns True when every hook that applies is in place."""
     ok = True
     for install in (_install_holder_walk, _install_exit_census, _install_work_wait,
-                    _install_set_rank, _install_comm_hook_marks):
+                    _install_set_rank, _install_comm_hook_marks, _install_backward_marks):
         try:
             ok = install() and ok
         except Exception:
@@ -373,7 +423,5 @@ def install_hooks() -> bool:
     return ok
 
 
-import sys as _sys
-
-if "torch" in _sys.modules:
+if "torch" in sys.modules:
     install_hooks()

@@ -34,6 +34,8 @@ import sysconfig
 import time
 import types
 
+from memlife._after_import import after_import
+
 MAX_OBJECTS = 200_000
 MAX_SECONDS = 1.0
 MAX_GRAPH_NODES = 4096
@@ -754,37 +756,6 @@ _installed = False
 _OPTIMIZER_MODULE = "torch.optim.optimizer"
 
 
-class _AfterOptimizerImport:
-    """Meta-path finder that installs the walk once torch.optim.optimizer
-    has been imported: install_hooks can run while torch itself is still
-    being imported, and importing torch.optim then would break torch."""
-
-    def __init__(self, lib):
-        self.lib = lib
-
-    def find_spec(self, name, path, target=None):
-        if name != _OPTIMIZER_MODULE:
-            return None
-        import importlib.util
-
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        exec_module = spec.loader.exec_module
-        lib = self.lib
-
-        def exec_then_install(module):
-            exec_module(module)
-            try:
-                install(lib)
-            except Exception:
-                pass
-
-        spec.loader.exec_module = exec_then_install
-        return spec
-
-
 def _enabled() -> bool:
     return os.environ.get("MEMLIFE_HOLDERS", "1") != "0"
 
@@ -893,8 +864,9 @@ def install(lib) -> bool:
     module = sys.modules.get(_OPTIMIZER_MODULE)
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is None:
-        if not any(isinstance(f, _AfterOptimizerImport) for f in sys.meta_path):
-            sys.meta_path.insert(0, _AfterOptimizerImport(lib))
+        # While torch is still importing, importing torch.optim would break it.
+        if module is None:
+            after_import(_OPTIMIZER_MODULE, lambda _: install(lib))
         return True
     import atexit
 

@@ -910,6 +910,62 @@ TEST(StepGrowth, SiteWithoutPythonFrameIsNotJudged) {
   EXPECT_TRUE(of_kind(s.analyze(), kStepGrowth).empty());
 }
 
+TEST(StepGrowth, GradientsTheEngineThreadAllocatesTakeTheBackwardCallsStack) {
+  // CUDA's autograd engine runs the nodes on its own thread (stream 2),
+  // which runs no Python, and the caching allocator's tracker records no
+  // stack inside an op: a program keeping each step's gradient (a hook
+  // appending it to a list) had growth with no site. The backward call's
+  // marks (stream 1) give those allocations its stack; an allocation of
+  // that thread outside an engine node, or made while no backward runs,
+  // gets none.
+  Synth s;
+  const uint64_t call =
+      s.stack({{"/usr/lib/python3/dist-packages/torch/_tensor.py", 625, "backward"},
+               {"train.py", 40, "main"}});
+  const std::string node = "autograd::engine::evaluate_function: MmBackward0";
+  uint64_t address = kA;
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.stream = 1;
+    s.label(MEMLIFE_BACKWARD_BEGIN, call);
+    s.stream = 2;
+    s.in_op(node, [&] { s.alloc(address += 0x10000, 4096, 0, 0, s.str(node)); });
+    s.alloc(address += 0x10000, 512, 0, 0);  // outside any node: no stack
+    s.stream = 1;
+    s.label(MEMLIFE_BACKWARD_END, call);
+    s.stream = 2;
+    s.in_op(node, [&] { s.alloc(address += 0x10000, 1024, 0, 0, s.str(node)); });  // none open
+    s.stream = 1;
+    s.step(step);
+  }
+  const auto found = of_kind(s.analyze(), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["bytes_per_step"], 4096u);
+  EXPECT_EQ(found[0].evidence["stacks"][0][1]["line"], 40);
+  EXPECT_EQ(found[0].evidence["sites"][0], "train.py:40 in main (autograd node MmBackward0)");
+}
+
+TEST(StepGrowth, GrowthInsideBackwardCountsOnlyTheNodeThatGrows) {
+  // One `loss.backward()` allocates every gradient under one stack: the
+  // parameters' (made again each step, freed by zero_grad) and the one a
+  // hook keeps each step. Only the kept node's bytes are the leak's.
+  Synth s;
+  const uint64_t call = s.stack("train.py", 40, "main");
+  const std::string weight_node = "autograd::engine::evaluate_function: AddmmBackward0";
+  const std::string kept_node = "autograd::engine::evaluate_function: ReluBackward0";
+  uint64_t address = kA;
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.free(0x900000);  // zero_grad(set_to_none=True)
+    s.in_op(weight_node, [&] { s.alloc(0x900000, 1 << 20, call, -1, s.str(weight_node)); });
+    s.in_op(kept_node, [&] { s.alloc(address += 0x10000, 4096, call, -1, s.str(kept_node)); });
+    s.step(step);
+  }
+  const auto found = of_kind(s.analyze(), kStepGrowth);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, 8u * 4096u);
+  EXPECT_EQ(found[0].evidence["sites"].size(), 1u);
+  EXPECT_EQ(found[0].evidence["sites"][0], "train.py:40 in main (autograd node ReluBackward0)");
+}
+
 TEST(Attribution, LeakSeenByTwoDetectorsIsOneFinding) {
   // A residual view's storage that also grows per step is reported once,
   // as the residual view, with the growth in its evidence.

@@ -51,8 +51,10 @@ class Synth {
                                         format::list_of<uint64_t>(native)});
     return id;
   }
-  void alloc(uint64_t address, uint64_t bytes, uint64_t stack_id = 0, int64_t device = -1) {
-    builder_.add(stream, format::AllocRecord{address, bytes, device, 0, stack_id, 0});
+  // `op_string`: the op the recorder saw open (its name's string id).
+  void alloc(uint64_t address, uint64_t bytes, uint64_t stack_id = 0, int64_t device = -1,
+             uint64_t op_string = 0) {
+    builder_.add(stream, format::AllocRecord{address, bytes, device, 0, stack_id, op_string});
   }
   void free(uint64_t address, uint64_t bytes = 0) {
     builder_.add(stream, format::FreeRecord{address, bytes, -1, FreePhase::kFree});
@@ -93,8 +95,8 @@ class Synth {
                  format::MarkRecord{MarkKind::kExpectFreed, 0, str(label), 0, address, stack_id});
   }
   // A label mark (memlife.mark, the Python hooks' marks).
-  void label(const std::string& text) {
-    builder_.add(stream, format::MarkRecord{MarkKind::kLabel, 0, str(text), 0, 0, 0});
+  void label(const std::string& text, uint64_t stack_id = 0) {
+    builder_.add(stream, format::MarkRecord{MarkKind::kLabel, 0, str(text), 0, 0, stack_id});
   }
   // A holder walk's mark: `label` is the path, then `file:line` lines.
   void holder(uint64_t address, const std::string& label, uint64_t step = 0) {

@@ -76,7 +76,7 @@ def test_incomplete_recording_fails_the_block(tmp_path):
 def test_mark_labels_are_the_documented_ones():
     # The labels the analyzer reads (memlife.h) and the Python side writes.
     header = (SOURCE / "include" / "memlife" / "memlife.h").read_text()
-    defined = dict(re.findall(r'#define (MEMLIFE_(?:BLOCK|COMM_HOOK|HOLDER)_\w+) "([^"]*)"', header))
+    defined = dict(re.findall(r'#define (MEMLIFE_(?:BLOCK|COMM_HOOK|BACKWARD|HOLDER)_\w+) "([^"]*)"', header))
     sys.path.insert(0, str(SOURCE / "python"))
     import memlife
     from memlife import _holders, _record
@@ -84,6 +84,8 @@ def test_mark_labels_are_the_documented_ones():
                        "MEMLIFE_BLOCK_END_PREFIX": _record.BLOCK_END_PREFIX,
                        "MEMLIFE_COMM_HOOK_BEGIN": memlife.COMM_HOOK_BEGIN,
                        "MEMLIFE_COMM_HOOK_END": memlife.COMM_HOOK_END,
+                       "MEMLIFE_BACKWARD_BEGIN": memlife.BACKWARD_BEGIN,
+                       "MEMLIFE_BACKWARD_END": memlife.BACKWARD_END,
                        "MEMLIFE_HOLDER_CYCLE_ROOT": _holders.CYCLE_ROOT,
                        "MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN": _holders.EXIT_COLLECT_BEGIN,
                        "MEMLIFE_HOLDER_EXIT_COLLECT_END": _holders.EXIT_COLLECT_END}

@@ -12,6 +12,7 @@
 #include "analysis/detector.h"
 #include "analysis/detectors/util.h"
 #include "memlife/memlife.h"
+#include "memlife/torch_op_names.h"
 
 namespace memlife::analysis {
 
@@ -79,6 +80,10 @@ struct Survivor {
 
 struct Site {
   uint64_t stack_id = 0;  // a representative stack of the site
+  // The autograd node that allocated, for a site inside backward: one
+  // `loss.backward()` allocates every gradient, and a hook keeping one
+  // node's output must not be judged together with the parameters' grads.
+  uint64_t engine_node_string = 0;
   uint64_t live = 0;
   size_t first_sample = 0;        // index of samples[0] among all samples
   std::vector<uint64_t> samples;  // live bytes at each post-warm-up mark
@@ -109,7 +114,7 @@ class StepGrowth final : public Detector {
   explicit StepGrowth(const AnalysisOptions& o) : options_(o) {}
 
   void on_alloc(const Model& m, const Allocation& a) override {
-    const size_t index = site_index(m, a.stack_id);
+    const size_t index = site_index(m, a.stack_id, a.op_string);
     Site& s = sites_[index];
     s.live += a.bytes;
     s.live_allocs[a.address] = {a.at.seq, a.bytes};
@@ -136,7 +141,7 @@ class StepGrowth final : public Detector {
     // The site it was counted in: an allocation made without a stack may
     // have been lent its tensor's stack since (Replayer::on_tensor).
     Site* found = nullptr;
-    for (size_t index : {site_index(m, a.stack_id), site_index(m, 0)})
+    for (size_t index : {site_index(m, a.stack_id, a.op_string), site_index(m, 0, 0)})
       if (sites_[index].live_allocs.count(a.address)) found = &sites_[index];
     if (found == nullptr) return;
     Site& s = *found;
@@ -244,7 +249,7 @@ class StepGrowth final : public Detector {
       nlohmann::json steps = nlohmann::json::array();
       for (size_t i = begin; i <= end; ++i) steps.push_back(sampled_[i].step);
       nlohmann::json lines = nlohmann::json::array();
-      for (const Growing& g : sites) lines.push_back(stacks.user_line(sites_[g.site].stack_id));
+      for (const Growing& g : sites) lines.push_back(site_line(m, stacks, sites_[g.site]));
       f.evidence["steps"] = steps;
       f.evidence["live_bytes"] = live;
       f.evidence["bytes_per_step"] = per_step;
@@ -261,7 +266,7 @@ class StepGrowth final : public Detector {
       if (in_collectives != 0) f.evidence["collective_buffer_bytes"] = in_collectives;
       if (collected != 0) f.evidence["freed_by_exit_collection_bytes"] = collected;
       if (in_collectives != 0 || collected != 0) f.evidence["retained_bytes"] = retained;
-      const std::string line = stacks.user_line(sites_[lead.site].stack_id);
+      const std::string line = site_line(m, stacks, sites_[lead.site]);
       f.message = "live bytes allocated at " + line +
                   (sites.size() > 1 ? " and " + std::to_string(sites.size() - 1) + " other site(s)"
                                     : std::string()) +
@@ -285,7 +290,7 @@ class StepGrowth final : public Detector {
   // since: move them to that site before sampling.
   void place_lent_stacks(const Model& m) {
     if (unplaced_.empty()) return;
-    const size_t none = site_index(m, 0);
+    const size_t none = site_index(m, 0, 0);
     std::vector<uint64_t> still;
     for (uint64_t address : unplaced_) {
       auto live = sites_[none].live_allocs.find(address);
@@ -298,32 +303,57 @@ class StepGrowth final : public Detector {
       const Finding::Retained r = live->second;
       sites_[none].live -= std::min(sites_[none].live, r.bytes);
       sites_[none].live_allocs.erase(live);
-      Site& to = sites_[site_index(m, a->second.stack_id)];
+      Site& to = sites_[site_index(m, a->second.stack_id, a->second.op_string)];
       to.live += r.bytes;
       to.live_allocs[address] = r;
     }
     unplaced_ = std::move(still);
   }
 
-  size_t site_index(const Model& m, uint64_t stack_id) {
-    auto it = site_of_stack_.find(stack_id);
+  // A site: the allocating stack's frames, and inside backward the node.
+  size_t site_index(const Model& m, uint64_t stack_id, uint64_t op_string) {
+    // Allocations without a stack wait in one site for a tensor to lend
+    // them one (place_lent_stacks).
+    const uint64_t node =
+        stack_id != 0 && op_string != 0 && m.str(op_string).starts_with(kEngineNodePrefix)
+            ? op_string
+            : 0;
+    auto it = site_of_stack_.find({stack_id, node});
     if (it != site_of_stack_.end()) return it->second;
     std::string key = m.tables.stack_key(stack_id);
+    if (node != 0) key += "\n" + std::string(m.str(node));
     auto [k, fresh] = site_of_key_.try_emplace(std::move(key), sites_.size());
     if (fresh) {
       Site site;
       site.stack_id = stack_id;
+      site.engine_node_string = node;
       sites_.push_back(std::move(site));
     }
-    site_of_stack_[stack_id] = k->second;
+    site_of_stack_[{stack_id, node}] = k->second;
     return k->second;
+  }
+
+  // Where a site allocates: the program's line, and the autograd node.
+  static std::string site_line(const Model& m, StackResolver& stacks, const Site& s) {
+    std::string line = stacks.user_line(s.stack_id);
+    if (s.engine_node_string != 0) {
+      std::string_view node = m.str(s.engine_node_string).substr(kEngineNodePrefix.size());
+      while (node.starts_with(' ')) node.remove_prefix(1);
+      line += " (autograd node " + std::string(node) + ")";
+    }
+    return line;
   }
 
   AnalysisOptions options_;
   uint64_t marks_ = 0, last_mark_seq_ = 0;
   std::vector<StepMark> sampled_;
   std::vector<Site> sites_;
-  std::unordered_map<uint64_t, size_t> site_of_stack_;
+  struct StackAndNodeHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ k.second);
+    }
+  };
+  std::unordered_map<std::pair<uint64_t, uint64_t>, size_t, StackAndNodeHash> site_of_stack_;
   std::unordered_map<std::string, size_t> site_of_key_;
   std::vector<uint64_t> unplaced_;  // addresses counted in the stackless site
 };
