@@ -49,6 +49,8 @@ _LIBRARY_ROOTS = tuple(
 _SKIP_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                types.MethodType, types.CodeType, str, bytes, bytearray, int, float, complex,
                bool, type(None), range, memoryview)
+# Skipped but for their closures and instances (_callable_edges).
+_CALLABLES = (types.FunctionType, types.MethodType)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -139,7 +141,8 @@ class _Walk:
     def push(self, obj, path):
         if obj is None:
             return
-        if isinstance(obj, _SKIP_TYPES) and not self.program_class(obj):
+        if (isinstance(obj, _SKIP_TYPES) and not isinstance(obj, _CALLABLES)
+                and not self.program_class(obj)):
             return
         if id(obj) in self.seen_ids:
             return
@@ -177,6 +180,10 @@ class _Walk:
         grad = t.grad if t.is_leaf else None
         if grad is not None:
             self.push(grad, path + ".grad")
+        for k in _TENSOR_HOOKS:  # a hook's closure may keep what it sees
+            hooks = getattr(t, k, None)
+            if hooks:
+                self.push(hooks, f"{path}.{k}")
         if t.grad_fn is not None:
             self.graph(t.grad_fn, path + ".grad_fn")
 
@@ -231,6 +238,10 @@ class _Walk:
             # and the walk must not run any.
             if type(obj) in (torch.Tensor, torch.nn.Parameter):
                 self.tensor(obj, path)
+            return
+        if isinstance(obj, _CALLABLES):
+            for v, suffix in _callable_edges(obj):
+                self.push(v, path + suffix)
             return
         if isinstance(obj, dict):
             for k, v in list(obj.items()):
@@ -332,9 +343,8 @@ MAX_CYCLE_SECONDS = 1.0
 
 def _cycle_edges(torch, obj):
     """(referent, path suffix) of what obj refers to, named as the walk
-    names them, plus what a tensor's __dict__ and a function's closure
-    hold (the walk skips both: reachable tensors and functions are named
-    from elsewhere)."""
+    names them, plus what a tensor's __dict__ holds (the walk skips it:
+    reachable tensors are named from elsewhere)."""
     if isinstance(obj, torch.Tensor):
         for k, v in list(getattr(obj, "__dict__", {}).items()):
             yield v, f".{k}"
@@ -367,15 +377,8 @@ def _cycle_edges(torch, obj):
         for i, v in enumerate(list(obj)):
             yield v, f"[{i}]"
         return
-    if isinstance(obj, types.FunctionType):
-        for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or ()):
-            try:
-                yield cell.cell_contents, f"<function {obj.__name__}>.{name}"
-            except ValueError:  # an empty cell
-                pass
-        return
-    if isinstance(obj, types.MethodType):
-        yield obj.__self__, f"<method {obj.__name__}>.__self__"
+    if isinstance(obj, _CALLABLES):
+        yield from _callable_edges(obj)
         return
     attrs = getattr(obj, "__dict__", None)
     if isinstance(attrs, dict):
@@ -387,12 +390,26 @@ def _cycle_edges(torch, obj):
         yield v, f".<{type(obj).__name__}>"
 
 
+def _callable_edges(obj):
+    """What a function's closure or a bound method's instance holds, named
+    `<function hook>.kept`, `<method save>.__self__`: a hook a program
+    registered on a module or a tensor holds what it stores only so."""
+    if isinstance(obj, types.MethodType):
+        yield obj.__self__, f"<method {obj.__name__}>.__self__"
+        return
+    for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or ()):
+        try:
+            yield cell.cell_contents, f"<function {obj.__name__}>.{name}"
+        except ValueError:  # an empty cell
+            pass
+
+
 def _cycle_follows(torch, obj) -> bool:
     """Whether the cycle search goes into `obj`: not an atom, a module or a
     class (but functions and bound methods, for their closures and
     selves), nor a tensor subclass (reading it may dispatch ops)."""
     if isinstance(obj, _SKIP_TYPES):
-        return isinstance(obj, (types.FunctionType, types.MethodType))
+        return isinstance(obj, _CALLABLES)
     return not isinstance(obj, torch.Tensor) or type(obj) in (torch.Tensor, torch.nn.Parameter)
 
 

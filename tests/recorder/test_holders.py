@@ -1,5 +1,7 @@
 """What the holder walk names, in a real process under `memlife run`."""
 
+import re
+
 from conftest import run_script
 
 # A graph compiled with freezing keeps its parameters as globals of the
@@ -42,3 +44,40 @@ def test_compiled_code_is_walked_for_its_tensors_only(tmp_path):
     assert any("._frozen_param" in label for label in labels), labels
     # The kernels' stand-in is not walked into.
     assert not any("kernel_stand_in" in label for label in labels), labels
+
+
+# A hook registered by a function that has returned holds what it stores
+# only through its closure or its bound instance; both are walked.
+HOOKS = """
+    import torch, torch.nn as nn
+
+    class Recorder:
+        def __init__(self):
+            self.outputs = []
+
+        def save(self, module, inputs, output):
+            self.outputs.append(output.detach())
+
+    def watch(layer):
+        grads = []
+        layer.weight.register_hook(lambda g: grads.append(g.clone()))
+        layer.register_forward_hook(Recorder().save)
+
+    model = nn.Linear(64, 64)
+    watch(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):  # memlife walks the holders after steps 1 and 2
+        model(torch.randn(8, 64)).sum().backward()
+        opt.step()
+"""
+
+
+def test_hooks_are_walked_through_closures_and_bound_instances(tmp_path):
+    proc, traces = run_script(tmp_path, HOOKS)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trace,) = traces
+    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    # Hook dicts are keyed by handle ids: any id.
+    named = {re.sub(r"_hooks\[\d+\]", "_hooks[*]", label) for label in labels}
+    assert "__main__.model._forward_hooks[*]<method save>.__self__.outputs[0]" in named, labels
+    assert "__main__.model.weight._backward_hooks[*]<function <lambda>>.grads[0]" in named, labels
