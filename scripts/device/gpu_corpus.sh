@@ -98,6 +98,11 @@ MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_torchmetrics_reset python3 tests/corpus
 # reference cycle holds; the program prints the bytes it keeps at exit.
 MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_newton_cg_latent_fit python3 tests/corpus/leaky/newton_cg_latent_fit.py
 MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_newton_cg_latent_fit_fixed python3 tests/corpus/leaky/newton_cg_latent_fit.py --fixed
+# Grad-CAM hooks never removed (jacobgil/pytorch-grad-cam#132): half of what
+# they keep are gradients, which CUDA's autograd thread allocates; the
+# program prints the bytes its hooks keep.
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_gradcam_hooks_never_removed python3 tests/corpus/leaky/gradcam_hooks_never_removed.py
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_gradcam_hooks_removed python3 tests/corpus/leaky/gradcam_hooks_never_removed.py --fixed
 scenario gpu_train_leak python3 scripts/device/gpu_train_loop.py leak
 scenario seed001_unwaited python3 scripts/device/seed001_collectives.py unwaited
 scenario seed000_set_data python3 scripts/device/seed000_release.py set_data
