@@ -9,7 +9,6 @@ namespace {
 bool is_memlife_file(std::string_view file) {
   return file.find("/memlife/__init__.py") != std::string_view::npos ||
          file.find("/memlife/_holders.py") != std::string_view::npos ||
-         file.find("/memlife/_after_import.py") != std::string_view::npos ||
          file.find("/memlife/autoload/") != std::string_view::npos;
 }
 

@@ -384,7 +384,7 @@ def _install_exit_census() -> bool:
 
 
 from memlife import _holders  # noqa: E402  (needs _api above)
-from memlife._after_import import after_import  # noqa: E402
+from memlife.autoload.memlife_after_import import after_import  # noqa: E402
 from memlife._record import Recording, command, record  # noqa: E402,F401
 
 

@@ -34,7 +34,7 @@ import sysconfig
 import time
 import types
 
-from memlife._after_import import after_import
+from memlife.autoload.memlife_after_import import after_import
 
 MAX_OBJECTS = 200_000
 MAX_SECONDS = 1.0
@@ -773,6 +773,13 @@ _installed = False
 _OPTIMIZER_MODULE = "torch.optim.optimizer"
 
 
+_lib_to_install = [None]
+
+
+def _install_after_import(module) -> None:
+    install(_lib_to_install[0])
+
+
 def _enabled() -> bool:
     return os.environ.get("MEMLIFE_HOLDERS", "1") != "0"
 
@@ -883,7 +890,8 @@ def install(lib) -> bool:
     if register is None:
         # While torch is still importing, importing torch.optim would break it.
         if module is None:
-            after_import(_OPTIMIZER_MODULE, lambda _: install(lib))
+            _lib_to_install[0] = lib
+            after_import(_OPTIMIZER_MODULE, _install_after_import)
         return True
     import atexit
 

@@ -5,35 +5,14 @@ sitecustomize on the path, costs one meta-path lookup per import until
 torch.distributed is loaded, and does nothing outside ``memlife run``.
 """
 
-import importlib.abc
-import importlib.util
 import os
 import sys
 
-_TARGET = "torch.distributed"
 
+def _install_hooks(module):
+    import memlife
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != _TARGET:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_then_hook(module):
-            exec_module(module)
-            try:
-                import memlife
-
-                memlife.install_hooks()
-            except Exception:
-                pass
-
-        spec.loader.exec_module = exec_then_hook
-        return spec
+    memlife.install_hooks()
 
 
 def _chain_to_next_sitecustomize():
@@ -58,5 +37,7 @@ if os.environ.get("MEMLIFE_OUTPUT_DIR"):
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if package_root not in sys.path:
         sys.path.append(package_root)
-    sys.meta_path.insert(0, _AfterImport())
+    from memlife_after_import import after_import  # this folder's, without the package
+
+    after_import("torch.distributed", _install_hooks)
 _chain_to_next_sitecustomize()
