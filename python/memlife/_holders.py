@@ -38,6 +38,12 @@ from memlife.autoload.memlife_after_import import after_import
 
 MAX_OBJECTS = 200_000
 MAX_SECONDS = 1.0
+# The budgets count the walking thread's CPU time: on a loaded machine (CI
+# running tests side by side) a walk must reach what it reaches on an idle
+# one. Wall time measured the load: the exit's cycle search missed one of a
+# sweep's four leaked trials under two busy loops, and two of four under
+# three.
+_clock = time.thread_time
 MAX_GRAPH_NODES = 4096
 
 _LIBRARY_ROOTS = tuple(
@@ -132,7 +138,7 @@ class _Walk:
         self.seen_ids: set[int] = set()
         self.seen_storages: set[int] = set()
         self.queue: collections.deque = collections.deque()
-        self.deadline = time.monotonic() + MAX_SECONDS
+        self.deadline = _clock() + MAX_SECONDS
         self.visited = 0
         self.cut = False  # an autograd graph was too big to walk whole
         self.generated_root = _generated_code_root()
@@ -163,7 +169,7 @@ class _Walk:
         """Walks the queue; True when it reached everything (not cut short
         by MAX_OBJECTS or MAX_SECONDS)."""
         while self.queue and self.visited < MAX_OBJECTS:
-            if (self.visited & 1023) == 0 and time.monotonic() > self.deadline:
+            if (self.visited & 1023) == 0 and _clock() > self.deadline:
                 break
             obj, path = self.queue.popleft()
             self.visited += 1
@@ -420,7 +426,7 @@ def _cycle_through(torch, start, deadline):
     parents = {id(start): None}
     objects = {id(start): (start, type(start).__name__)}
     queue = collections.deque([start])
-    while queue and len(objects) < MAX_CYCLE_OBJECTS and time.monotonic() < deadline:
+    while queue and len(objects) < MAX_CYCLE_OBJECTS and _clock() < deadline:
         obj = queue.popleft()
         try:
             edges = list(_cycle_edges(torch, obj))
@@ -461,13 +467,13 @@ def _name_cycles(torch, w):
     hangs off it (an optimizer's state), under CYCLE_ROOT. Run after
     gc.collect() only: what survives it unreached is held by C++ (a
     registry, a cycle through C++)."""
-    deadline = time.monotonic() + MAX_CYCLE_SECONDS
+    deadline = _clock() + MAX_CYCLE_SECONDS
     w.deadline = deadline  # its own budget: the roots' walk may have spent its own
     plain = (torch.Tensor, torch.nn.Parameter)
     unreached = [o for o in gc.get_objects() if type(o) in plain and id(o) not in w.seen_ids]
     checks = 0  # each reads the whole heap (gc.get_referrers)
     for obj in unreached:
-        if time.monotonic() > deadline:
+        if _clock() > deadline:
             return
         if not _may_keep_unnamed_memory(obj, w.seen_storages):
             continue
@@ -502,7 +508,7 @@ def _reach(torch, start, deadline):
     reached = {id(start): start}
     queue = collections.deque([start])
     while queue:
-        if len(reached) > MAX_ISLAND_OBJECTS or time.monotonic() > deadline:
+        if len(reached) > MAX_ISLAND_OBJECTS or _clock() > deadline:
             return None
         obj = queue.popleft()
         if isinstance(obj, types.FunctionType) and obj.__closure__:
