@@ -311,15 +311,17 @@ class StepGrowth final : public Detector {
   }
 
   // A site: the allocating stack's frames, and inside backward the node.
+  // Cached by (stack, op): the op's name is read once per pair, not at
+  // every allocation and free.
   size_t site_index(const Model& m, uint64_t stack_id, uint64_t op_string) {
+    auto it = site_of_stack_and_op_.find({stack_id, op_string});
+    if (it != site_of_stack_and_op_.end()) return it->second;
     // Allocations without a stack wait in one site for a tensor to lend
     // them one (place_lent_stacks).
     const uint64_t node =
         stack_id != 0 && op_string != 0 && m.str(op_string).starts_with(kEngineNodePrefix)
             ? op_string
             : 0;
-    auto it = site_of_stack_.find({stack_id, node});
-    if (it != site_of_stack_.end()) return it->second;
     std::string key = m.tables.stack_key(stack_id);
     if (node != 0) key += "\n" + std::string(m.str(node));
     auto [k, fresh] = site_of_key_.try_emplace(std::move(key), sites_.size());
@@ -329,7 +331,7 @@ class StepGrowth final : public Detector {
       site.engine_node_string = node;
       sites_.push_back(std::move(site));
     }
-    site_of_stack_[{stack_id, node}] = k->second;
+    site_of_stack_and_op_[{stack_id, op_string}] = k->second;
     return k->second;
   }
 
@@ -348,12 +350,12 @@ class StepGrowth final : public Detector {
   uint64_t marks_ = 0, last_mark_seq_ = 0;
   std::vector<StepMark> sampled_;
   std::vector<Site> sites_;
-  struct StackAndNodeHash {
+  struct StackAndOpHash {
     size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
       return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ k.second);
     }
   };
-  std::unordered_map<std::pair<uint64_t, uint64_t>, size_t, StackAndNodeHash> site_of_stack_;
+  std::unordered_map<std::pair<uint64_t, uint64_t>, size_t, StackAndOpHash> site_of_stack_and_op_;
   std::unordered_map<std::string, size_t> site_of_key_;
   std::vector<uint64_t> unplaced_;  // addresses counted in the stackless site
 };
