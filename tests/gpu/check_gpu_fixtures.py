@@ -156,6 +156,13 @@ GPU_CORPUS = {
     "cuda_torchmetrics_reset": [],  # tests/corpus/leaky/torchmetrics_never_reset.py --fixed
     # never reset: the program printed "retained 184320" (its metric's states)
     "cuda_torchmetrics_never_reset": [("step_growth", 184_320)],
+    # recorded with the backward marks (commit 1ae2f89, an H100): the clean
+    # Grad-CAM, and Grad-CAM's hooks never removed (jacobgil/pytorch-grad-cam#132),
+    # which printed "1327104 bytes kept by the hooks at the last optimizer
+    # step", half of them gradients that CUDA's autograd thread allocates
+    "cuda_gradcam_hook_dict": [],
+    "cuda_gradcam_hooks_removed": [],
+    "cuda_gradcam_hooks_never_removed": [("step_growth", 1_327_104)],
     "gpu_train_leak": [("step_growth", None)],  # keeps its loss tensors; bytes below
     "seed001_unwaited": [("unwaited_collective", 5 * 4 * 1024 * 1024)],
     "seed000_set_data": [("residual_view", 12_595_200)],
@@ -276,6 +283,19 @@ def block_findings(block):
         expect(report["warnings"] == [], f"record_blocks block {block}: {report['warnings']}")
         return report["findings"]
 
+
+# The gradients the hooks keep are allocated on the autograd engine's
+# thread, which runs no Python: they are found under the stack of the
+# backward call that ran the engine, with the node that made them.
+got = [f for f in corpus_findings("cuda_gradcam_hooks_never_removed") if f["kind"] == "step_growth"]
+for site in ("gradcam_hooks_never_removed.py:82 in main (autograd node MeanBackward1)",
+             "gradcam_hooks_never_removed.py:52 in GradCam.__call__ (autograd node MeanBackward1)"):
+    expect(got and any(s.endswith(site) for s in got[0]["evidence"]["sites"]),
+           f"cuda_gradcam_hooks_never_removed: growth site {site}, got "
+           f"{got[0]['evidence']['sites'] if got else None}")
+expect(got and got[0]["evidence"]["held_by"] and "gradients[*]" in got[0]["evidence"]["held_by"][0]["path"],
+       f"cuda_gradcam_hooks_never_removed: held by the hook's gradients, got "
+       f"{got[0]['evidence']['held_by'] if got else None}")
 
 # torchtitan's cuBLAS workspaces, named by the call of the op that made
 # them and by the autograd engine's op.
