@@ -621,6 +621,11 @@ _SCALAR_BUILTINS = frozenset({"float", "int", "str", "bool", "len", "repr", "rou
 def _scalar(node):
     if isinstance(node, ast.Constant):
         return True
+    # A record of numbers: `history.append({"loss": loss.item(), "step": i})`.
+    if isinstance(node, ast.Dict):
+        return all(_scalar(v) for v in node.values)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_scalar(e) for e in node.elts)
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _SCALAR_METHODS:
