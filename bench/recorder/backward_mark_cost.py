@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Time cost of the marks memlife's Python hooks put around each backward
-pass (MEMLIFE_BACKWARD_BEGIN/END, with the caller's stack), in one process
+pass (MEMLIFE_BACKWARD_BEGIN/END, with the caller's stack) and of the probe
+that gives a loop without an optimizer its steps (this loop has none), in one process
 under `memlife run`: interleaved rounds of a tiny backward (a 4x16 @ 16x16
 matmul) with the wrapper in place and with it swapped out, the medians of
 the per-backward times and their difference. A real model's backward takes
-milliseconds; this one about 0.1 ms, so the difference is the marks' own
+milliseconds; this one about 0.1 ms, so the difference is the wrapper's own
 cost. Not part of the test suite (timings are noisy).
 
     OMP_NUM_THREADS=1 memlife run -o /tmp/t -- python3 bench/recorder/backward_mark_cost.py

@@ -23,6 +23,16 @@ MEMLIFE_API int memlife_active(void);
  * torch plugin is loaded. */
 MEMLIFE_API void memlife_mark_step(const char* label);
 
+/* Marks the end of an outermost backward pass (`loss.backward()`,
+ * `torch.autograd.grad`) as a step boundary, for programs that update their
+ * parameters by hand, with no torch.optim step; the Python module calls it
+ * when the parameters changed since the previous pass. With --steps auto a
+ * backward pass marks a step only until the first optimizer step (which
+ * then marks them) or the program's first own mark. Returns 1 when it
+ * marked a step, 0 when not, -1 when it never will (a stronger source took
+ * over, or --steps marks). */
+MEMLIFE_API int memlife_backward_step(void);
+
 /* Records a free-form label on the timeline. */
 MEMLIFE_API void memlife_mark(const char* label);
 
@@ -117,6 +127,8 @@ MEMLIFE_API const char* memlife_trace_path(void);
  * gives it the call's stack. */
 #define MEMLIFE_BACKWARD_BEGIN "memlife.backward begin"
 #define MEMLIFE_BACKWARD_END "memlife.backward end"
+/* Label of the step marks memlife_backward_step writes. */
+#define MEMLIFE_BACKWARD_STEP_LABEL "memlife.backward step"
 
 /* Label of the mark the torch plugin writes once when a step census took
  * 5 ms or more (its address: what it took, in ns): from then on step

@@ -28,6 +28,13 @@ void memlife_mark_step(const char* label) {
   if (guard.entered()) mark_step(label_of(label), StepSource::kProgram);
 }
 
+int memlife_backward_step(void) {
+  ReentryGuard guard;
+  if (!guard.entered()) return 0;
+  if (!settings().steps_from_optimizer || step_source_outranked(StepSource::kBackward)) return -1;
+  return mark_step(MEMLIFE_BACKWARD_STEP_LABEL, StepSource::kBackward) ? 1 : 0;
+}
+
 void memlife_mark(const char* label) {
   ReentryGuard guard;
   if (!guard.entered()) return;
@@ -39,6 +46,8 @@ void memlife_mark(const char* label) {
   mark.label_string = intern_string(label_of(label));
   mark.stack_id = capture_stack(*w, 1);
   emit(*w, mark);
+  // A memlife.record() block is judged as a program of its own, steps too.
+  if (label_of(label).starts_with(MEMLIFE_BLOCK_BEGIN_PREFIX)) restart_step_sources();
 }
 
 void memlife_expect_freed(const void* address, const char* label) {

@@ -31,8 +31,11 @@ std::atomic<uint64_t> g_seq{0};
 std::atomic<uint64_t> g_ids{0};
 std::atomic<uint64_t> g_streams{0};
 std::atomic<uint64_t> g_step{0};
-std::atomic<bool> g_program_marks_steps{false};
-std::atomic<bool> g_last_step_from_optimizer{false};
+// The strongest StepSource that has marked a step, and the last one's
+// (kNoStepYet before the first).
+constexpr uint8_t kNoStepYet = 0xff;
+std::atomic<uint8_t> g_strongest_step_source{0};
+std::atomic<uint8_t> g_last_step_source{kNoStepYet};
 std::atomic<ThreadWriter*> g_writers{nullptr};
 
 std::mutex g_start_mutex;
@@ -435,19 +438,28 @@ const PluginHooks& plugin() { return g_plugin; }
 
 uint64_t current_step() { return g_step.load(std::memory_order_relaxed); }
 
-void mark_step(std::string_view label, StepSource source) {
-  if (source == StepSource::kProgram) {
-    // The program's first own mark closes the iteration an optimizer step
-    // may already have closed: that step was this iteration's.
-    if (!g_program_marks_steps.exchange(true, std::memory_order_relaxed) &&
-        g_last_step_from_optimizer.load(std::memory_order_relaxed))
-      return;
-  } else if (g_program_marks_steps.load(std::memory_order_relaxed)) {
-    return;
+bool step_source_outranked(StepSource source) {
+  return g_strongest_step_source.load(std::memory_order_relaxed) > static_cast<uint8_t>(source);
+}
+
+void restart_step_sources() {
+  g_strongest_step_source.store(0, std::memory_order_relaxed);
+  g_last_step_source.store(kNoStepYet, std::memory_order_relaxed);
+}
+
+bool mark_step(std::string_view label, StepSource source) {
+  const auto strength = static_cast<uint8_t>(source);
+  const uint8_t strongest = g_strongest_step_source.load(std::memory_order_relaxed);
+  if (strength < strongest) return false;
+  const uint8_t last = g_last_step_source.exchange(strength, std::memory_order_relaxed);
+  if (strength > strongest) {
+    g_strongest_step_source.store(strength, std::memory_order_relaxed);
+    // A stronger source's first step closes the iteration a weaker one's
+    // step may already have closed: that step was this iteration's.
+    if (last != kNoStepYet) return false;
   }
-  g_last_step_from_optimizer.store(source == StepSource::kOptimizer, std::memory_order_relaxed);
   ThreadWriter* w = current_thread_writer();
-  if (w == nullptr) return;
+  if (w == nullptr) return false;
   const uint64_t step = g_step.fetch_add(1) + 1;
   format::MarkRecord mark;
   mark.kind = MarkKind::kStep;
@@ -458,6 +470,7 @@ void mark_step(std::string_view label, StepSource source) {
   if (g_plugin.census != nullptr && g_settings.census_at_steps) {
     g_plugin.census(CensusReason::kStep);
   }
+  return true;
 }
 
 void set_process_identity(int64_t rank, int64_t local_rank, int64_t world_size,

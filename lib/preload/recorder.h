@@ -138,15 +138,26 @@ uint64_t capture_stack(ThreadWriter& w, int native_skip);
 
 // Current step number (incremented by each step mark).
 uint64_t current_step();
-// Where a step mark comes from. With --steps auto, optimizer steps mark
-// steps until the program marks its own (memlife.mark_step): from then on
-// only the program's marks count, so a loop that does both counts one step
-// per iteration.
-enum class StepSource : uint8_t { kOptimizer, kProgram };
+// Where a step mark comes from, weakest first. With --steps auto, the ends
+// of backward passes mark steps until the first optimizer step (a program
+// that updates its parameters by hand has no other), optimizer steps until
+// the program marks its own (memlife.mark_step): from then on only the
+// strongest source seen counts, so a loop that gives several signals counts
+// one step per iteration.
+enum class StepSource : uint8_t { kBackward, kOptimizer, kProgram };
 // Marks a step boundary: writes the mark and, when the plugin is loaded and
-// settings allow, a census. An optimizer step after the program's first own
-// mark is ignored.
-void mark_step(std::string_view label, StepSource source);
+// settings allow, a census. Returns whether it marked one: a step from a
+// weaker source than one already seen is ignored, and so is the first step
+// from a stronger source right after a weaker one's (that step closed this
+// iteration).
+bool mark_step(std::string_view label, StepSource source);
+// Whether a stronger source than `source` has marked a step: from then on
+// `source` never will.
+bool step_source_outranked(StepSource source);
+// Forgets which sources marked steps: a memlife.record() block starts, and
+// its code (a loop updating its parameters by hand) may mark steps as a
+// program of its own would.
+void restart_step_sources();
 
 // Records the rank once a process group tells it (rank -1 keeps the old).
 void set_process_identity(int64_t rank, int64_t local_rank, int64_t world_size,

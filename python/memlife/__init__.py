@@ -94,6 +94,7 @@ def mark_step(label=None) -> None:
     """Marks a step boundary (and takes a census when torch is loaded)."""
     lib = _lib()
     if lib is not None:
+        _hand_updates.PROBE.stop()
         lib.memlife_mark_step(_bytes(label))
 
 
@@ -319,6 +320,8 @@ def _install_comm_hook_marks() -> bool:
 # MEMLIFE_BACKWARD_END of include/memlife/memlife.h (a test compares).
 BACKWARD_BEGIN = "memlife.backward begin"
 BACKWARD_END = "memlife.backward end"
+# The label of the steps the recorder marks at the end of backward passes.
+BACKWARD_STEP = "memlife.backward step"
 
 
 def _install_backward_marks() -> bool:
@@ -335,17 +338,42 @@ def _install_backward_marks() -> bool:
 
 
 def _mark_backwards(graph) -> None:
-    mark = _api.lib.memlife_mark
+    lib = _api.lib
+    mark = lib.memlife_mark
     begin, end = BACKWARD_BEGIN.encode(), BACKWARD_END.encode()
+    # An older recorder has no backward steps.
+    backward_step = getattr(lib, "memlife_backward_step", None)
+    if backward_step is not None:
+        backward_step.argtypes, backward_step.restype = [], ctypes.c_int
+    # Backward passes running now, in any thread: one started inside another
+    # (a reentrant checkpoint's, on the engine's thread) is part of it.
+    running = [0]
+    probe = _hand_updates.PROBE
+    if backward_step is None:
+        probe.unavailable = True
+        probe.stop()
 
     def marked(run):
         # Named for a program's profile (torch.profiler with_stack shows it).
         def backward_marked_by_memlife(*args, **kwargs):
             mark(begin)
+            outermost = running[0] == 0
+            running[0] += 1
+            if not probe.stopped and args:
+                (probe.before if outermost else probe.reached)(args[0])
             try:
                 return run(*args, **kwargs)
             finally:
+                running[0] -= 1
                 mark(end)
+                # A program that updates its parameters by hand steps at
+                # the end of each backward pass that follows an update.
+                if outermost and not probe.stopped and probe.after():
+                    stepped = backward_step()
+                    if stepped > 0:
+                        _holders.stepped(lib)
+                    elif stepped < 0:  # an optimizer or the program marks steps
+                        probe.stop()
         return backward_marked_by_memlife
 
     autograd = sys.modules.get("torch.autograd")
@@ -384,6 +412,7 @@ def _install_exit_census() -> bool:
 
 
 from memlife import _holders  # noqa: E402  (needs _api above)
+from memlife import _hand_updates  # noqa: E402
 from memlife.autoload.memlife_after_import import after_import  # noqa: E402
 from memlife._record import Recording, command, record  # noqa: E402,F401
 

@@ -888,6 +888,15 @@ def restart_walk_schedule() -> None:
     _walk_schedule[0] = 0
 
 
+def stepped(lib) -> None:
+    """A step ended (an optimizer step, or a backward pass in a program
+    that has none): walks at the 1st, 2nd, 4th, ... of them."""
+    _walk_schedule[0] += 1
+    n = _walk_schedule[0]
+    if n & (n - 1) == 0:  # log-many walks
+        walk_into(lib)
+
+
 def install(lib) -> bool:
     """Registers the step and exit walks once torch.optim is loaded; True
     when they are in place or will be."""
@@ -918,10 +927,7 @@ def install(lib) -> bool:
             if frame.f_code is wrapper.f_code:
                 return
             frame = frame.f_back
-        _walk_schedule[0] += 1
-        n = _walk_schedule[0]
-        if n & (n - 1) == 0:  # 1, 2, 4, 8, ...: log-many walks
-            walk_into(lib)
+        stepped(lib)
 
     register(after_step)
     atexit.register(_walk_at_exit, lib)

@@ -122,6 +122,7 @@ class Recording:
         self.trace = (lib.memlife_trace_path() or b"").decode()
         memlife._holders.collect()  # what earlier code dropped is not the block's
         memlife._holders.restart_walk_schedule()
+        memlife._hand_updates.PROBE.restart()
         lib.memlife_mark((BLOCK_BEGIN_PREFIX + str(self.block)).encode())
         return self
 

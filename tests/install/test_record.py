@@ -86,6 +86,7 @@ def test_mark_labels_are_the_documented_ones():
                        "MEMLIFE_COMM_HOOK_END": memlife.COMM_HOOK_END,
                        "MEMLIFE_BACKWARD_BEGIN": memlife.BACKWARD_BEGIN,
                        "MEMLIFE_BACKWARD_END": memlife.BACKWARD_END,
+                       "MEMLIFE_BACKWARD_STEP_LABEL": memlife.BACKWARD_STEP,
                        "MEMLIFE_HOLDER_CYCLE_ROOT": _holders.CYCLE_ROOT,
                        "MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN": _holders.EXIT_COLLECT_BEGIN,
                        "MEMLIFE_HOLDER_EXIT_COLLECT_END": _holders.EXIT_COLLECT_END}

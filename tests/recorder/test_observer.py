@@ -28,15 +28,18 @@ def test_the_holder_walk_is_not_in_the_programs_profile(tmp_path):
     # on that thread: a profile of a few steps held 500,000 calls of
     # memlife's walk (165 MB of Chrome trace, key_averages() 20 s instead of
     # 0.03 s). It now runs on a thread of its own; the program's profile
-    # shows only the optimizer hook that starts it, and the one call per
-    # backward of the wrapper that marks it.
+    # shows only the optimizer hook that starts it, the one call per
+    # backward of the wrapper that marks it, and in the first two passes
+    # (until the optimizer's update shows) the probe of _hand_updates.py
+    # that gives a loop without an optimizer its steps.
     out = tmp_path / "profile.json"
     proc, traces = run_script(tmp_path, PROFILED_STEPS.replace("sys.argv[1]", repr(str(out))))
     assert proc.returncode == 0, proc.stderr[-3000:]
     profile = json.loads(out.read_text())
     walk_calls = [n for n in profile["memlife_functions"]
-                  if not n.endswith(("after_step", "walk_into", "_enabled",
-                                     "backward_marked_by_memlife"))]
+                  if not n.endswith(("after_step", "stepped", "walk_into", "_enabled",
+                                     "backward_marked_by_memlife"))
+                  and "memlife/_hand_updates.py" not in n]
     assert walk_calls == [], profile
     # The walk still ran, off the program's thread: it named the global.
     (trace,) = traces

@@ -1,4 +1,5 @@
-"""Step marks come from optimizer steps: one per outermost step."""
+"""Step marks: one per outermost optimizer step, and in a loop without an
+optimizer one per outermost backward pass."""
 
 from conftest import run_script
 
@@ -45,3 +46,103 @@ def test_a_container_of_optimizers_steps_once_per_step(tmp_path):
     walks = {m["step"] for m in trace.of("mark")
              if m["kind"] == "holder" and (m["label"] or "").startswith("__main__.kept")}
     assert walks == {0, 1, 3, 6}
+
+
+HAND_UPDATED = """
+    import torch, torch.nn as nn
+    from torch.utils.checkpoint import checkpoint
+
+    model = nn.Sequential(nn.Linear(32, 64), nn.Tanh(), nn.Linear(64, 1))
+    for _ in range(6):
+        # A reentrant checkpoint runs a backward pass inside the outer one:
+        # part of it, not a step.
+        out = checkpoint(model, torch.randn(16, 32, requires_grad=True), use_reentrant=True)
+        out.sum().backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 0.01 * p.grad
+        model.zero_grad()
+"""
+
+
+def test_a_loop_without_an_optimizer_steps_at_the_end_of_each_backward_pass(tmp_path):
+    proc, (trace,) = run_script(tmp_path, HAND_UPDATED)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = [m for m in trace.of("mark") if m["kind"] == "step"]
+    # Each pass that follows an update ends a step: six passes, five steps.
+    assert [m["step"] for m in steps] == [1, 2, 3, 4, 5]
+    assert {m["label"] for m in steps} == {"memlife.backward step"}
+    passes = [m for m in trace.of("mark") if (m["label"] or "").startswith("memlife.backward ")
+              and m["kind"] == "label"]
+    assert len(passes) == 24  # the checkpoint's inner passes are marked too
+    # Each step follows the end of an outer pass (two ends in a row), before
+    # the next pass begins.
+    for step in steps:
+        before = [m["label"] for m in passes if m["seq"] < step["seq"]]
+        assert before[-2:] == ["memlife.backward end"] * 2, before[-4:]
+
+
+UPDATED_THROUGH_DATA = """
+    import torch, torch.nn as nn
+
+    model = nn.Linear(32, 4)
+    for _ in range(4):
+        model.zero_grad()
+        model(torch.randn(8, 32)).pow(2).mean().backward()
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-0.1)  # a version counter of its own
+"""
+
+NOT_TRAINING = """
+    import torch, torch.nn as nn
+
+    # Saliency maps over a dataset, kept on purpose: backward passes, no
+    # update, so no steps (and no growth to report).
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).eval()
+    maps = []
+    for _ in range(6):
+        x = torch.randn(8, 32, requires_grad=True)
+        model.zero_grad()
+        model(x)[:, 1].sum().backward()
+        maps.append(x.grad.abs())
+"""
+
+
+def test_updates_through_data_count_and_passes_without_updates_do_not(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "saliency").mkdir()
+    proc, (trace,) = run_script(tmp_path / "data", UPDATED_THROUGH_DATA)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [m["step"] for m in trace.of("mark") if m["kind"] == "step"] == [1, 2, 3]
+    proc, (trace,) = run_script(tmp_path / "saliency", NOT_TRAINING)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [m for m in trace.of("mark") if m["kind"] == "step"] == []
+
+
+ACCUMULATING = """
+    import torch, torch.nn as nn
+    import memlife
+
+    model = nn.Linear(32, 8)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for i in range(5):
+        for _ in range(3):  # gradient accumulation: 3 backward passes a step
+            model(torch.randn(4, 32)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+    for i in range(4):  # then the program marks its own steps
+        model(torch.randn(4, 32)).sum().backward()
+        opt.step()
+        memlife.mark_step("mine")
+"""
+
+
+def test_accumulated_passes_and_optimizer_steps_count_one_step_per_iteration(tmp_path):
+    proc, (trace,) = run_script(tmp_path, ACCUMULATING)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = [m for m in trace.of("mark") if m["kind"] == "step"]
+    # Nothing changes the parameters between accumulated passes: the
+    # optimizer marks every step until the program marks its own; the first
+    # of those closes the iteration the optimizer step before it closed.
+    assert [m["step"] for m in steps] == list(range(1, 10))
+    assert [m["label"] for m in steps] == ["Optimizer.step#SGD.step"] * 6 + ["mine"] * 3
