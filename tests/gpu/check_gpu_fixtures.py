@@ -304,6 +304,13 @@ for site in [("model.py:251 in Attention.forward", 32 << 20),
              ("inside autograd::engine::evaluate_function: MmBackward0 (no Python stack)", 32 << 20)]:
     expect(site in got, f"ext_torchtitan_eager_resume: cuBLAS workspace {site} still reachable, got {got}")
 
+# A compiled optimizer step runs no Optimizer.step op: its 10 iterations
+# get their steps from the backward passes that follow an update, 9 of them
+# (recorded with a draft of commit 319c6be: the same probe, before a record()
+# block restarted it and before it read samples only from live storage).
+got = [p["steps"] for p in corpus_report("cuda_compiled_optimizer")["processes"] if p["steps"]]
+expect(got == [9], f"cuda_compiled_optimizer: 9 steps from backward passes, got {got}")
+
 # torchtitan's OptimizersContainer is an Optimizer whose step() steps each
 # model part's optimizer: 20 training steps are 20 steps, not 40.
 got = [p["steps"] for p in corpus_report("ext_torchtitan_compiled_sac_op")["processes"] if p["steps"]]
