@@ -94,7 +94,6 @@ def mark_step(label=None) -> None:
     """Marks a step boundary (and takes a census when torch is loaded)."""
     lib = _lib()
     if lib is not None:
-        _hand_updates.PROBE.stop()
         lib.memlife_mark_step(_bytes(label))
 
 

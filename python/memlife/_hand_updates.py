@@ -124,6 +124,7 @@ class HandUpdates:
 
 
 # The process's one probe: the backward wrapper feeds it and stops it once
-# the recorder takes its steps from an optimizer or the program's marks
-# (memlife.mark_step() stops it too); a memlife.record() block restarts it.
+# the recorder says it takes its steps from an optimizer or the program's
+# marks (the recorder alone ranks step sources); a memlife.record() block
+# restarts it.
 PROBE = HandUpdates()
