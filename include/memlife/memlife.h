@@ -33,6 +33,20 @@ MEMLIFE_API void memlife_mark_step(const char* label);
  * over, or --steps marks). */
 MEMLIFE_API int memlife_backward_step(void);
 
+/* Watches up to MEMLIFE_MAX_WATCHED_STORAGES storages (c10::StorageImpl
+ * addresses: Python's `untyped_storage()._cdata`) for writes by in-place
+ * torch ops (`p.data.add_(p.grad, alpha=-lr)`, `p.copy_(q)`,
+ * `w.index_add_(...)`): the parameters the backward step probe follows,
+ * which such an update changes without bumping their version counter and
+ * whose bytes a GPU does not show without synchronizing. Replaces the
+ * previous watch and forgets its writes; count 0 ends it. The storages must
+ * be alive. Returns the number watched, -1 without the torch plugin. */
+MEMLIFE_API int memlife_watch_storages(const uintptr_t* storages, int count);
+
+/* 1 when an in-place op wrote a watched storage since the last
+ * memlife_watch_storages, 0 when not, -1 without the torch plugin. */
+MEMLIFE_API int memlife_watched_storage_written(void);
+
 /* Records a free-form label on the timeline. */
 MEMLIFE_API void memlife_mark(const char* label);
 
@@ -129,6 +143,8 @@ MEMLIFE_API const char* memlife_trace_path(void);
 #define MEMLIFE_BACKWARD_END "memlife.backward end"
 /* Label of the step marks memlife_backward_step writes. */
 #define MEMLIFE_BACKWARD_STEP_LABEL "memlife.backward step"
+/* How many storages memlife_watch_storages follows at most. */
+#define MEMLIFE_MAX_WATCHED_STORAGES 8
 
 /* Label of the mark the torch plugin writes once when a step census took
  * 5 ms or more (its address: what it took, in ns): from then on step

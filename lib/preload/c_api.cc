@@ -35,6 +35,19 @@ int memlife_backward_step(void) {
   return mark_step(MEMLIFE_BACKWARD_STEP_LABEL, StepSource::kBackward) ? 1 : 0;
 }
 
+int memlife_watch_storages(const uintptr_t* storages, int count) {
+  if (plugin().watch_storages == nullptr) return -1;
+  ReentryGuard guard;  // releasing a watched storage may free it
+  if (!guard.entered()) return 0;
+  return plugin().watch_storages(storages,
+                                 storages == nullptr || count < 0 ? 0 : static_cast<size_t>(count));
+}
+
+int memlife_watched_storage_written(void) {
+  if (plugin().watched_storage_written == nullptr) return -1;
+  return plugin().watched_storage_written();
+}
+
 void memlife_mark(const char* label) {
   ReentryGuard guard;
   if (!guard.entered()) return;

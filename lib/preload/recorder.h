@@ -128,6 +128,10 @@ struct PluginHooks {
   // fires no RecordFunction), with the TensorImpl addresses of the work's
   // tensors.
   void (*work_wait)(const uintptr_t* tensor_impls, size_t count) = nullptr;
+  // memlife_watch_storages and memlife_watched_storage_written: writes by
+  // in-place ops to the hand-update probe's parameters.
+  int (*watch_storages)(const uintptr_t* storages, size_t count) = nullptr;
+  int (*watched_storage_written)() = nullptr;
 };
 void register_plugin(const PluginHooks& hooks);
 const PluginHooks& plugin();

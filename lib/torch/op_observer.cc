@@ -1,5 +1,6 @@
 #include "torch/op_observer.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
@@ -23,6 +24,7 @@
 #include "preload/recorder.h"
 #include "torch/deaths.h"
 #include "torch/identity.h"
+#include "torch/storage_watch.h"
 #include "torch/thread_state.h"
 
 namespace memlife::torch_plugin {
@@ -105,6 +107,19 @@ uint64_t group_name_of(const c10::IValue& v) {
   return 0;
 }
 
+// Whether an aten op writes the data of its first argument: `Tensor(a!)
+// self`, and not one that changes only the tensor's metadata (`squeeze_`,
+// `as_strided_`: tagged inplace_view). The schema is copied, so this runs
+// once per name and thread.
+bool writes_first_input(const at::RecordFunction& fn) {
+  const auto schema = fn.operator_schema();
+  if (!schema || schema->arguments().empty()) return false;
+  const c10::AliasInfo* alias = schema->arguments()[0].alias_info();
+  if (alias == nullptr || !alias->isWrite()) return false;
+  const auto op = c10::Dispatcher::singleton().findOp(schema->operator_name());
+  return !op || !op->hasTag(at::Tag::inplace_view);
+}
+
 OpName classify(const at::RecordFunction& fn, const char* name) {
   const std::string_view n(name);
   OpName result;
@@ -126,6 +141,7 @@ OpName classify(const at::RecordFunction& fn, const char* name) {
   result.may_silence = result.function && n.substr(0, 6) == "aten::";
   // `t.data = x` fires only this op (then the old storage's free).
   result.always_record = n == kSetDataOp;
+  result.writes_first_input = result.may_silence && writes_first_input(fn);
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
     if (n.substr(0, kOptimizerStepPrefix.size()) == kOptimizerStepPrefix) {
       result.kind = OpKind::kOptimizerStep;
@@ -322,6 +338,13 @@ void start_op(const at::RecordFunction& fn) {
       const void* storage =
           impl->has_storage() ? impl->unsafe_storage().unsafeGetStorageImpl() : nullptr;
       f.inputs[f.input_count++] = {impl, storage, 0};
+    });
+  }
+  // The hand-update probe's parameters, updated through `.data` or on a GPU.
+  if (f.name.writes_first_input && watching_storages() && !inputs.empty()) {
+    for_each_tensor(inputs[0], [](const at::Tensor& t) {
+      const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+      if (impl->has_storage()) note_inplace_write(impl->unsafe_storage().unsafeGetStorageImpl());
     });
   }
   if (outer_function_depth == 0 && may_silence_nested(f)) {

@@ -13,6 +13,7 @@
 #include "torch/identity.h"
 #include "torch/op_observer.h"
 #include "torch/python_stack.h"
+#include "torch/storage_watch.h"
 #include "torch/thread_state.h"
 
 namespace memlife::torch_plugin {
@@ -25,6 +26,7 @@ void after_fork_child() {
   arena::g_pool.lock.clear(std::memory_order_release);
   reset_identity_after_fork();
   reset_op_observer_after_fork();
+  reset_storage_watch_after_fork();
   reset_python_frames_after_fork();
   reset_thread_state_after_fork();
   reset_death_sweeper_after_fork();
@@ -117,6 +119,8 @@ extern "C" MEMLIFE_API int memlife_torch_plugin_init(void) {
     hooks.python_stack = &capture_python_stack;
     hooks.after_fork_child = &torch_plugin::after_fork_child;
     hooks.work_wait = &record_work_wait;
+    hooks.watch_storages = &watch_storages;
+    hooks.watched_storage_written = &watched_storage_written;
     rec::register_plugin(hooks);
     fix_mmap_threshold();
     install_cpu_allocator();

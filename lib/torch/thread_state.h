@@ -28,6 +28,9 @@ struct OpName {
   bool function = false;        // RecordScope::FUNCTION (a dispatcher op)
   // Always worth an op_begin/op_end even when nested: set_data's only trace.
   bool always_record = false;
+  // Writes the data of its first argument (an in-place op: `add_`,
+  // `copy_`, `index_add_`): see storage_watch.h.
+  bool writes_first_input = false;
   // Under --ops top, torch may skip RecordFunction inside this op when it
   // is called from Python (never for profiler ranges: Optimizer.step#
   // lives inside one). Switching it off and on costs about as much as a

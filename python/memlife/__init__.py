@@ -351,6 +351,12 @@ def _mark_backwards(graph) -> None:
     if backward_step is None:
         probe.unavailable = True
         probe.stop()
+    watch = getattr(lib, "memlife_watch_storages", None)
+    if watch is not None and backward_step is not None:
+        watch.argtypes, watch.restype = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_int], ctypes.c_int
+        written = lib.memlife_watched_storage_written
+        written.argtypes, written.restype = [], ctypes.c_int
+        probe.use_watch(watch, written)
 
     def marked(run):
         # Named for a program's profile (torch.profiler with_stack shows it).

@@ -10,10 +10,13 @@ report.
 
 The probe is small: a few leaves of the pass's graph, nearest its outputs
 first (the last layer's parameters, which every training step changes),
-each with its version counter (bumped by in-place writes and `.data =`)
-and, on the CPU, its first element (`p.data.add_` writes through a tensor
-with a version counter of its own). On other devices reading an element
-would synchronize the device: there only the version counter is read.
+each with its version counter (bumped by in-place writes and `.data =`),
+and the recorder's watch of their storages: `p.data.add_` writes through a
+tensor with a version counter of its own, and the torch plugin sees that
+op write the parameter's storage (memlife_watch_storages), on any device.
+On the CPU the first element is compared as well, read without an op, for
+writes no torch op makes (through a NumPy view); on a GPU reading it would
+synchronize the device.
 """
 
 import collections
@@ -37,7 +40,10 @@ def _leaves(outputs):
         node = getattr(out, "grad_fn", None) or getattr(out, "node", None)
         if node is not None:
             queue.append(node)
-    seen = set()
+    # Keeps the nodes it has seen: a C++ node's Python wrapper lives only
+    # while referenced, and a new one may take a dead one's id (the walk then
+    # skipped nodes it had never visited: on Python 3.12 it found no leaf).
+    seen = {}
     leaves = []
     visited = 0
     while queue and len(leaves) < MAX_LEAVES and visited < MAX_NODES:
@@ -50,26 +56,34 @@ def _leaves(outputs):
             continue
         for child, _ in getattr(node, "next_functions", ()):
             if child is not None and id(child) not in seen:
-                seen.add(id(child))
+                seen[id(child)] = child
                 queue.append(child)
     return leaves
 
 
-def _state(leaf):
+def _state(leaf, storages=None):
+    """The leaf's version counter and, on the CPU, its first element's
+    bytes; appends its storage's address to `storages` when given."""
     try:
-        sample = None
+        version = leaf._version
+    except Exception:  # not a plain tensor: nothing to compare
+        return None
+    sample = None
+    try:
+        storage = leaf.untyped_storage()
+        if storages is not None:
+            storages.append(storage._cdata)
         if leaf.device.type == "cpu" and leaf.numel() > 0:
             # The first element's bytes, read without a torch op: under
             # memlife every op is recorded, with its stack (reading it
             # through ops cost 90 us a pass, against 13 here). Only from a
             # storage that holds it (FSDP frees a resharded view's storage).
             size = leaf.element_size()
-            storage = leaf.untyped_storage()
             if storage.data_ptr() != 0 and storage.nbytes() >= (leaf.storage_offset() + 1) * size:
                 sample = ctypes.string_at(leaf.data_ptr(), min(8, size))
-        return leaf._version, sample
-    except Exception:  # a subclass, a sparse or meta tensor: nothing to compare
-        return None
+    except Exception:  # a subclass without one storage (DTensor), a sparse tensor
+        pass
+    return version, sample
 
 
 class HandUpdates:
@@ -83,22 +97,37 @@ class HandUpdates:
         self._updated = False
         self.stopped = False
         self.unavailable = False  # a recorder without backward steps
+        self._watch = None  # memlife_watch_storages, memlife_watched_storage_written
+
+    def use_watch(self, watch, written) -> None:
+        """The recorder's watch of the probed storages (none without it: an
+        older recorder, or no torch plugin)."""
+        self._watch = (watch, written)
+
+    def _watch_storages(self, storages) -> None:
+        if self._watch is None:
+            return
+        array = (ctypes.c_uint64 * max(1, len(storages)))(*storages)
+        if self._watch[0](array, len(storages)) < 0:
+            self._watch = None  # no torch plugin: nothing will ever be seen
 
     def stop(self) -> None:
         """Steps come from elsewhere now (an optimizer step, the program's
         own marks): nothing more to probe."""
         self.stopped = True
         self._probe, self._leaves = [], []
+        self._watch_storages([])
 
     def restart(self) -> None:
         """A memlife.record() block starts: its code may update its
         parameters by hand even if earlier code had an optimizer."""
         self.stopped = self.unavailable
         self._probe, self._leaves = [], []
+        self._watch_storages([])
 
     def before(self, outputs) -> None:
-        self._updated = False
-        for ref, state in self._probe:
+        self._updated = bool(self._probe) and self._watch is not None and self._watch[1]() == 1
+        for ref, state in self._probe if not self._updated else ():
             leaf = ref()
             if leaf is not None and state is not None and _state(leaf) != state:
                 self._updated = True
@@ -118,7 +147,9 @@ class HandUpdates:
     def after(self) -> bool:
         # Weak: memlife must not keep a model alive (a record() block would
         # report its parameters as what the block leaked).
-        self._probe = [(weakref.ref(leaf), _state(leaf)) for leaf in self._leaves]
+        storages = []
+        self._probe = [(weakref.ref(leaf), _state(leaf, storages)) for leaf in self._leaves]
+        self._watch_storages(storages)
         self._leaves = []
         return self._updated
 

@@ -138,6 +138,10 @@ GPU_CORPUS = {
     # one rank), run unchanged (scripts/device/torchtitan.sh), on an H100:
     # compiled model and loss, per-op selective AC, async DCP checkpoints
     "ext_torchtitan_compiled_sac_op": [],
+    # pytorch/examples word_language_model (77f55b9), LSTM, on an H100
+    # (scripts/device/examples_gpu.sh): parameters updated by hand through
+    # `.data`, 2 epochs on generated text
+    "ext_wlm_lstm_cuda": [],
     # eager, resumed from step 20's DCP checkpoint to step 30
     "ext_torchtitan_eager_resume": [],
     # huggingface/pytorch-image-models train.py (aa4b585) run unchanged
@@ -310,6 +314,13 @@ for site in [("model.py:251 in Attention.forward", 32 << 20),
 # block restarted it and before it read samples only from live storage).
 got = [p["steps"] for p in corpus_report("cuda_compiled_optimizer")["processes"] if p["steps"]]
 expect(got == [9], f"cuda_compiled_optimizer: 9 steps from backward passes, got {got}")
+
+# word_language_model updates its parameters with `p.data.add_` (a version
+# counter of its own) on the GPU, where the probe reads no element: its
+# steps are the backward passes after the updates the torch plugin saw
+# write the parameters' storages, 111 of its 112 passes.
+got = [p["steps"] for p in corpus_report("ext_wlm_lstm_cuda")["processes"] if p["steps"]]
+expect(got == [111], f"ext_wlm_lstm_cuda: 111 steps from backward passes, got {got}")
 
 # torchtitan's OptimizersContainer is an Optimizer whose step() steps each
 # model part's optimizer: 20 training steps are 20 steps, not 40.

@@ -108,6 +108,51 @@ NOT_TRAINING = """
 """
 
 
+# word2vec-style: each step writes only the embedding rows it used (never
+# row 0, the element the CPU probe compares) and leaves the head as it is,
+# so only the torch plugin's watch of the storages sees the updates (as on
+# a GPU, where no element is read).
+UPDATED_ROWS = """
+    import torch, torch.nn as nn
+
+    emb = nn.Embedding(1000, 16, sparse=True)
+    head = nn.Linear(16, 2, bias=False)
+    for _ in range(5):
+        loss = head(emb(torch.randint(1, 1000, (32,)))).logsumexp(1).mean()
+        loss.backward()
+        g = emb.weight.grad.coalesce()
+        emb.weight.data.index_add_(0, g.indices()[0], g.values(), alpha=-0.1)
+        emb.weight.grad = head.weight.grad = None
+"""
+
+# In-place ops on everything but the parameters: activations, inputs and
+# their gradients.
+IN_PLACE_ELSEWHERE = """
+    import torch, torch.nn as nn
+
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(inplace=True), nn.Dropout(0.1, inplace=True),
+                          nn.Linear(64, 4)).eval()
+    maps = []
+    for _ in range(5):
+        x = torch.randn(8, 32, requires_grad=True)
+        model.zero_grad()
+        model(x)[:, 1].sum().backward()
+        x.grad.abs_().div_(x.grad.max())
+        maps.append(x.grad)
+"""
+
+
+def test_updates_only_an_op_shows_count_and_in_place_ops_elsewhere_do_not(tmp_path):
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    proc, (trace,) = run_script(tmp_path / "rows", UPDATED_ROWS)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [m["step"] for m in trace.of("mark") if m["kind"] == "step"] == [1, 2, 3, 4]
+    proc, (trace,) = run_script(tmp_path / "elsewhere", IN_PLACE_ELSEWHERE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [m for m in trace.of("mark") if m["kind"] == "step"] == []
+
+
 def test_updates_through_data_count_and_passes_without_updates_do_not(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "saliency").mkdir()
