@@ -82,3 +82,23 @@ launch_rounds() {
   done
   python3 scripts/device/summarize_launch.py $J | tee $R/launch_overhead.txt
 }
+
+# image_folder DIR PX SPLIT:COUNT...: an image folder of 2 classes (reddish
+# and bluish PNGs of PX x PX), COUNT images per split, for the training
+# scripts that read one (timm, pytorch/examples' imagenet).
+image_folder() {
+  python3 - "$@" <<'PY'
+import os, random, sys
+from PIL import Image
+random.seed(0)
+root, px = sys.argv[1], int(sys.argv[2])
+for split, count in (arg.split(":") for arg in sys.argv[3:]):
+    for label in ("a", "b"):
+        d = os.path.join(root, split, label)
+        os.makedirs(d, exist_ok=True)
+        for i in range(int(count) // 2):
+            shade = (200, 40, 40) if label == "a" else (40, 40, 200)
+            img = Image.new("RGB", (px, px), tuple(max(0, min(255, c + random.randint(-40, 40))) for c in shade))
+            img.save(os.path.join(d, f"{i}.png"))
+PY
+}

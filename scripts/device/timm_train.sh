@@ -9,19 +9,7 @@ export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:$ROOT/.whl/ext/timm
 export STACKS=${STACKS:-python} TMO=${TMO:-300} SUMARGS=--quiet
 TIMM=$ROOT/.whl/ext/timm
 DATA=/tmp/timm-data
-python3 - $DATA <<'PY'
-import os, random, sys
-from PIL import Image
-random.seed(0)
-for split, count in (("train", 256), ("validation", 64)):
-    for label in ("a", "b"):
-        d = os.path.join(sys.argv[1], split, label)
-        os.makedirs(d, exist_ok=True)
-        for i in range(count // 2):
-            shade = (200, 40, 40) if label == "a" else (40, 40, 200)
-            img = Image.new("RGB", (112, 112), tuple(max(0, min(255, c + random.randint(-40, 40))) for c in shade))
-            img.save(os.path.join(d, f"{i}.png"))
-PY
+image_folder $DATA 112 train:256 validation:64
 # timm_run NAME ARGS...: train.py on the image folder with ARGS.
 timm_run() {
   local name=$1; shift
