@@ -13,11 +13,11 @@
 namespace memlife::torch_plugin {
 
 // Replaces the watched storages (c10::StorageImpl addresses, at most
-// kMaxWatchedStorages; more are ignored) and forgets earlier writes; count 0
-// ends the watch. Returns the number watched. The storages must be alive:
-// the watch keeps their StorageImpl objects (not their data) from being
-// freed, so that another storage made at the same address is never taken
-// for a watched one.
+// MEMLIFE_MAX_WATCHED_STORAGES; more are ignored) and forgets earlier
+// writes; count 0 ends the watch. Returns the number watched. The storages
+// must be alive: the watch keeps their StorageImpl objects (not their data)
+// from being freed, so that another storage made at the same address is
+// never taken for a watched one.
 int watch_storages(const uintptr_t* storages, size_t count);
 
 // Whether an in-place op wrote a watched storage since watch_storages.
