@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # pytorch/examples' GPU programs (carried in .whl/ext/examples by
-# scripts/device/prepare_examples.sh) and timm's compiled ViT (.whl/ext/timm,
-# scripts/device/prepare_timm.sh), run under memlife on one GPU, in one device
-# call. The distributed examples refuse to start on fewer than 2 GPUs; that
+# scripts/device/prepare_examples.sh), run under memlife on one GPU, in one
+# device call. The distributed examples refuse to start on fewer than 2 GPUs; that
 # check alone is changed (min_gpus 2 -> 1), then they run under torchrun with
 # one rank. Traces come back in $OUT/examples.tgz.* for `memlife analyze`
 # here. ONLY="name ..." records just those scenarios.
@@ -15,7 +14,7 @@ W=/tmp/ml-examples
 rm -rf $W && cp -r $EXT/examples $W
 sed -i 's/_min_gpu_count = 2/_min_gpu_count = 1/' $W/distributed/*/example.py $W/distributed/minGPT-ddp/mingpt/main.py
 DATA=/tmp/ml-images
-image_folder $DATA 256 train:128 val:64 validation:64
+image_folder $DATA 256 train:128 val:64
 # in_dir DIR NAME CMD...: traced NAME CMD... run in DIR.
 in_dir() { local dir=$1 name=$2; shift 2; wanted "$name" || return 0; (cd "$dir" && traced "$name" "$@"); }
 TR="torchrun --standalone --nproc_per_node=1"
@@ -52,14 +51,6 @@ in_dir $W/word_language_model wlm_lstm_cuda python3 main.py --accel --data $WLM_
   --save /tmp/ml-wlm-lstm.pt
 in_dir $W/word_language_model wlm_transformer_cuda python3 main.py --accel --data $WLM_DATA --model Transformer \
   --epochs 2 --save /tmp/ml-wlm-tf.pt
-TIMM=$EXT/timm
-# timm's ViT-tiny compiled (inductor), bf16 autocast, mixup/cutmix, gradient
-# accumulation, AdamW, drop-path, as in timm_train.sh.
-(export PYTHONPATH=$PYTHONPATH:$TIMM
- in_dir $TIMM timm_vit_compiled_bf16 python3 train.py --data-dir $DATA --num-classes 2 -j 2 --pin-mem \
-   --output /tmp/ml-timm-out --log-interval 4 --model vit_tiny_patch16_224 --model-kwargs img_size=96 -b 32 \
-   --img-size 96 --epochs 2 --amp --amp-dtype bfloat16 --mixup 0.2 --cutmix 1.0 --grad-accum-steps 2 --opt adamw \
-   --drop-path 0.1 --torchcompile inductor)
 say traces
 # In parts of 15 MB (a file that comes back holds at most 16 MiB):
 # cat examples.tgz.* | tar xz
