@@ -58,14 +58,15 @@ scenario nccl_ddp_optimizer_in_backward python3 -m torch.distributed.run --stand
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True scenario gpu_train_expandable \
   python3 scripts/device/gpu_train_loop.py clean
 
-# torchmetrics and peft are not in the device image: their pure-Python
-# wheels (and lightning-utilities') come in .whl/tm, carried (pip download
-# here).
+# torchmetrics, peft and Lightning are not in the device image: their
+# pure-Python wheels (and lightning-utilities') come in .whl/tm, carried
+# (pip download here).
 if ls .whl/tm/*.whl > /dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tm-site .whl/tm/*.whl
   export PYTHONPATH=$PYTHONPATH:/tmp/tm-site
 fi
-for p in lbfgs_fit torchmetrics_epoch_auroc peft_lora_finetune; do
+for p in lbfgs_fit torchmetrics_epoch_auroc peft_lora_finetune lightning_trainer \
+         lightning_checkpoint_predict lightning_bf16_accumulate; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 
@@ -103,6 +104,24 @@ MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_newton_cg_latent_fit_fixed python3 test
 # program prints the bytes its hooks keep.
 MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_gradcam_hooks_never_removed python3 tests/corpus/leaky/gradcam_hooks_never_removed.py
 MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_gradcam_hooks_removed python3 tests/corpus/leaky/gradcam_hooks_never_removed.py --fixed
+# The two collective bugs over NCCL, one rank per GPU: gradients read by
+# the optimizer before their async all-reduces are waited (a race on the
+# GPU), and all-reduce handles kept but never waited; each with its fix.
+for p in dist_grad_use_before_wait dist_unwaited_allreduce; do
+  for fixed in "" --fixed; do
+    MEMLIFE_CORPUS_DEVICE=cuda scenario nccl_$p${fixed:+_fixed} python3 -m torch.distributed.run \
+      --standalone --nproc_per_node=$NGPU tests/corpus/leaky/$p.py $fixed
+  done
+done
+# A Lightning Callback keeping every step's outputs (Lightning#15514,
+# #8583), and its fix; the program prints the bytes its callback keeps.
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_lightning_callback_keeps_outputs python3 tests/corpus/leaky/lightning_callback_keeps_outputs.py
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_lightning_callback_keeps_outputs_fixed python3 tests/corpus/leaky/lightning_callback_keeps_outputs.py --fixed
+# A loop without an optimizer updating through `.data` (packnet-sfm#47's
+# kept outputs): its steps are the backward passes after the updates the
+# torch plugin saw; the program prints the bytes its list holds.
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_manual_sgd_keeps_outputs python3 tests/corpus/leaky/manual_sgd_keeps_outputs.py --data
+MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_manual_sgd_keeps_outputs_fixed python3 tests/corpus/leaky/manual_sgd_keeps_outputs.py --data --fixed
 scenario gpu_train_leak python3 scripts/device/gpu_train_loop.py leak
 scenario seed001_unwaited python3 scripts/device/seed001_collectives.py unwaited
 scenario seed000_set_data python3 scripts/device/seed000_release.py set_data

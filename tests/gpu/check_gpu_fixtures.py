@@ -167,6 +167,25 @@ GPU_CORPUS = {
     "cuda_gradcam_hook_dict": [],
     "cuda_gradcam_hooks_removed": [],
     "cuda_gradcam_hooks_never_removed": [("step_growth", 1_327_104)],
+    # first recorded in the first session of 2026-12-06 (one 240 s call, an
+    # H100): Lightning's Trainer on CUDA (bf16-mixed, checkpoints, predict);
+    # a Lightning Callback keeping every step's outputs (Lightning#15514,
+    # #8583), which printed "3145776 bytes"; a loop without an optimizer
+    # updating through `.data` keeping its outputs (packnet-sfm#47), "holds
+    # 19267584 bytes"; the two collective bugs over NCCL, one rank: grads read
+    # by the optimizer before their async all-reduces are waited, "284712",
+    # and all-reduce handles never waited, "2621440 bytes"; each with its fix
+    "cuda_lightning_trainer": [],
+    "cuda_lightning_checkpoint_predict": [],
+    "cuda_lightning_bf16_accumulate": [],
+    "cuda_lightning_callback_keeps_outputs_fixed": [],
+    "cuda_lightning_callback_keeps_outputs": [("step_growth", 3_145_776)],
+    "cuda_manual_sgd_keeps_outputs_fixed": [],
+    "cuda_manual_sgd_keeps_outputs": [("step_growth", 19_267_584)],
+    "nccl_dist_grad_use_before_wait_fixed": [],
+    "nccl_dist_grad_use_before_wait": [("use_before_wait", 284_712)],
+    "nccl_dist_unwaited_allreduce_fixed": [],
+    "nccl_dist_unwaited_allreduce": [("unwaited_collective", 2_621_440)],
     "gpu_train_leak": [("step_growth", None)],  # keeps its loss tensors; bytes below
     "seed001_unwaited": [("unwaited_collective", 5 * 4 * 1024 * 1024)],
     "seed000_set_data": [("residual_view", 12_595_200)],
@@ -321,6 +340,18 @@ expect(got == [9], f"cuda_compiled_optimizer: 9 steps from backward passes, got 
 # write the parameters' storages, 111 of its 112 passes.
 got = [p["steps"] for p in corpus_report("ext_wlm_lstm_cuda")["processes"] if p["steps"]]
 expect(got == [111], f"ext_wlm_lstm_cuda: 111 steps from backward passes, got {got}")
+
+# The same with `.data` updates in a program of the corpus that keeps its
+# outputs: 11 steps from its 12 backward passes, and the growth found.
+got = [p["steps"] for p in corpus_report("cuda_manual_sgd_keeps_outputs")["processes"] if p["steps"]]
+expect(got == [11], f"cuda_manual_sgd_keeps_outputs: 11 steps from backward passes, got {got}")
+
+# Over NCCL the optimizer's reads race the all-reduce kernels: the finding
+# names the issue (line 54) and the reads (clip_grad_norm_ at 56, step() at 57).
+got = of(corpus_findings("nccl_dist_grad_use_before_wait"), "use_before_wait")
+lines = {fr.get("line") for f in got for st in f["evidence"].get("stacks", []) for fr in st
+         if (fr.get("file") or "").endswith("dist_grad_use_before_wait.py")}
+expect({54, 56, 57} <= lines, f"nccl_dist_grad_use_before_wait: issue and read lines, got {sorted(lines)}")
 
 # torchtitan's OptimizersContainer is an Optimizer whose step() steps each
 # model part's optimizer: 20 training steps are 20 steps, not 40.

@@ -3,6 +3,7 @@ gradient accumulation over 2 batches, gradient clipping, validation every
 10 training batches, ModelCheckpoint keeping the best 2 by val_loss,
 LearningRateMonitor with a cosine schedule, a LightningDataModule; then
 the best checkpoint reloaded and tested."""
+import os
 import tempfile
 
 import lightning as L
@@ -11,6 +12,9 @@ import torch.nn as nn
 from lightning.pytorch.callbacks import LearningRateMonitor, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
+
+# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
+ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
 
 
 class Data(L.LightningDataModule):
@@ -63,7 +67,8 @@ def main():
     L.seed_everything(0, verbose=False)
     with tempfile.TemporaryDirectory() as root:
         ckpt = ModelCheckpoint(dirpath=root, monitor="val_loss", save_top_k=2)
-        trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, precision="bf16-mixed",
+        trainer = L.Trainer(max_epochs=2, accelerator=ACCELERATOR, devices=1,
+                            precision="bf16-mixed",
                             accumulate_grad_batches=2, gradient_clip_val=1.0, val_check_interval=10,
                             callbacks=[ckpt, LearningRateMonitor(logging_interval="step")],
                             logger=CSVLogger(root), enable_progress_bar=False, enable_model_summary=False)

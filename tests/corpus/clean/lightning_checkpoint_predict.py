@@ -1,6 +1,7 @@
 """Lightning Trainer with ModelCheckpoint, EarlyStopping and a torchmetrics
 accuracy logged per epoch; then trainer.validate and trainer.predict (which
 returns every batch's predictions, as asked)."""
+import os
 import tempfile
 
 import lightning as L
@@ -9,6 +10,9 @@ import torch.nn as nn
 from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from torch.utils.data import DataLoader, TensorDataset
 from torchmetrics.classification import MulticlassAccuracy
+
+# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
+ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
 
 
 class Classifier(L.LightningModule):
@@ -43,7 +47,8 @@ def main():
     train = DataLoader(TensorDataset(x[:256], y[:256]), batch_size=32)
     val = DataLoader(TensorDataset(x[256:], y[256:]), batch_size=32)
     with tempfile.TemporaryDirectory() as out:
-        trainer = L.Trainer(max_epochs=3, default_root_dir=out, accelerator="cpu", logger=False,
+        trainer = L.Trainer(max_epochs=3, default_root_dir=out, accelerator=ACCELERATOR,
+                            logger=False,
                             enable_progress_bar=False, enable_model_summary=False,
                             callbacks=[ModelCheckpoint(dirpath=out, monitor="val_loss", save_top_k=1),
                                        EarlyStopping(monitor="val_loss", patience=2)])

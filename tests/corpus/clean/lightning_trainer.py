@@ -1,4 +1,5 @@
-"""A small MLP LightningModule trained with lightning's Trainer on CPU."""
+"""A small MLP LightningModule trained with lightning's Trainer on CPU (on CUDA in the GPU half)."""
+import os
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -8,6 +9,9 @@ try:
     import lightning as L
 except ImportError:  # the older package name
     import pytorch_lightning as L
+
+# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
+ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
 
 
 class MLPClassifier(L.LightningModule):
@@ -41,7 +45,7 @@ def main():
 
     model = MLPClassifier()
     trainer = L.Trainer(
-        accelerator="cpu",
+        accelerator=ACCELERATOR,
         devices=1,
         max_steps=10,
         logger=False,

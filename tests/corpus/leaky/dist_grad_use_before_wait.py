@@ -16,13 +16,17 @@
 # clip + step().
 # Ground-truth bytes: the gradient bytes read before their all_reduce was
 # waited, per step, on one rank (not a leak: a correctness bug on a
-# collective output).
+# collective output). The GPU half runs it over NCCL
+# (MEMLIFE_CORPUS_DEVICE=cuda), where the read is a real race: the
+# optimizer's kernels on the compute stream are not ordered after the
+# all-reduce on NCCL's stream until wait().
 import sys
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+from _device import init_distributed
 from _truth import write_truth
 
 STEPS = 8
@@ -30,17 +34,17 @@ STEPS = 8
 
 def main():
     fixed = "--fixed" in sys.argv
-    dist.init_process_group("gloo")
+    device = init_distributed()
     rank = dist.get_rank()
     world = dist.get_world_size()
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1 + rank)
-    model = nn.Sequential(nn.Linear(128, 512), nn.ReLU(), nn.Linear(512, 10))
+    model = nn.Sequential(nn.Linear(128, 512), nn.ReLU(), nn.Linear(512, 10)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     read_before_wait = 0
     for step in range(STEPS):
-        x = torch.randn(64, 128, generator=g)
-        y = torch.randint(0, 10, (64,), generator=g)
+        x = torch.randn(64, 128, generator=g).to(device)
+        y = torch.randint(0, 10, (64,), generator=g).to(device)
         opt.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()

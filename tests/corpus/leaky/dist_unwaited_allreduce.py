@@ -12,12 +12,14 @@
 # Run: python3 -m torch.distributed.run --standalone --nproc_per_node=2 <file>
 # Leaky: handles kept, never waited.  --fixed: work.wait() before the next
 # step, buffer folded into a running total and dropped.
+# The GPU half runs it over NCCL (MEMLIFE_CORPUS_DEVICE=cuda).
 import sys
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+from _device import init_distributed
 from _truth import write_truth
 
 STEPS = 10
@@ -26,17 +28,17 @@ NCLS = 256
 
 def main():
     fixed = "--fixed" in sys.argv
-    dist.init_process_group("gloo")
+    device = init_distributed()
     rank = dist.get_rank()
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1 + rank)
-    model = nn.Linear(64, NCLS)
+    model = nn.Linear(64, NCLS).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     pending = []
-    total = torch.zeros(NCLS, NCLS)
+    total = torch.zeros(NCLS, NCLS, device=device)
     for step in range(STEPS):
-        x = torch.randn(32, 64, generator=g)
-        y = torch.randint(0, NCLS, (32,), generator=g)
+        x = torch.randn(32, 64, generator=g).to(device)
+        y = torch.randint(0, NCLS, (32,), generator=g).to(device)
         opt.zero_grad(set_to_none=True)
         logits = model(x)
         loss = nn.functional.cross_entropy(logits, y)
@@ -46,8 +48,8 @@ def main():
             p.grad /= dist.get_world_size()
         opt.step()
         # confusion-matrix counts, reduced across ranks for logging
-        confusion = torch.zeros(NCLS, NCLS)  # LEAK-ALLOC (256 KiB per step)
-        confusion.index_put_((y, logits.argmax(1)), torch.ones(32), accumulate=True)
+        confusion = torch.zeros(NCLS, NCLS, device=device)  # LEAK-ALLOC (256 KiB per step)
+        confusion.index_put_((y, logits.argmax(1)), torch.ones(32, device=device), accumulate=True)
         work = dist.all_reduce(confusion, async_op=True)  # LEAK-ISSUE (async, never waited)
         if fixed:
             work.wait()

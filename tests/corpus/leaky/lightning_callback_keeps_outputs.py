@@ -12,6 +12,7 @@
 # including the step's 64 x 1024 feature tensor, in on_train_batch_end.
 # --fixed: training_step returns only the loss and the callback keeps
 # loss.item().
+import os
 import sys
 
 import lightning as L
@@ -23,6 +24,8 @@ from _truth import distinct_storage_bytes, storage_ptrs, write_truth
 STEPS = 12
 BATCH = 64
 DIM = 1024
+# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
+ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
 
 
 class FeatModel(L.LightningModule):
@@ -65,7 +68,7 @@ def main():
     loader = torch.utils.data.DataLoader(data, batch_size=BATCH, shuffle=False)
     model = FeatModel(fixed)
     collector = OutputsCollector(fixed)
-    trainer = L.Trainer(max_steps=STEPS, accelerator="cpu", devices=1, logger=False,
+    trainer = L.Trainer(max_steps=STEPS, accelerator=ACCELERATOR, devices=1, logger=False,
                         enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, callbacks=[collector])
     trainer.fit(model, loader)

@@ -12,6 +12,11 @@
 # of each backward pass does. Every batch's outputs (the reconstruction and
 # the loss) are kept for an end-of-run summary.
 # --fixed: the list keeps loss.item() and the error as numbers.
+# --data: update through `.data` (`p.data.add_(p.grad, alpha=-lr)`, as
+# pytorch/examples word_language_model does), which bumps no version counter
+# of the parameter; the GPU half runs it so on CUDA, where memlife cannot
+# read a parameter's bytes to see the update.
+import os
 import sys
 
 import torch
@@ -23,22 +28,27 @@ STEPS = 12
 BATCH = 256
 DIM = 784
 LR = 0.05
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def main():
     fixed = "--fixed" in sys.argv
+    through_data = "--data" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = nn.Sequential(nn.Linear(DIM, 128), nn.ReLU(), nn.Linear(128, DIM), nn.Sigmoid())
+    model = nn.Sequential(nn.Linear(DIM, 128), nn.ReLU(), nn.Linear(128, DIM), nn.Sigmoid()).to(DEVICE)
     outputs = []
     for step in range(STEPS):
-        xb = torch.rand(BATCH, DIM, generator=g)
+        xb = torch.rand(BATCH, DIM, generator=g).to(DEVICE)
         pred = model(xb)  # LEAK-ALLOC (the reconstruction, 256 x 784)
         loss = nn.functional.mse_loss(pred, xb)
         loss.backward()
         with torch.no_grad():
             for p in model.parameters():
-                p -= LR * p.grad
+                if through_data:
+                    p.data.add_(p.grad, alpha=-LR)
+                else:
+                    p -= LR * p.grad
             model.zero_grad()
         if fixed:
             outputs.append({"loss": loss.item(), "mae": (pred - xb).abs().mean().item()})

@@ -1,0 +1,1 @@
+../clean/_device.py
