@@ -30,11 +30,6 @@ bool made_by_an_import(const Model& m, uint64_t stack_id) {
   return false;
 }
 
-// Device memory no tensor ever named: the CUDA libraries' workspaces
-// (cuBLAS takes one per handle and stream from torch's allocator on its
-// first matmul and keeps it) and the allocator's own, not the block's.
-bool library_buffer(const Allocation& a) { return a.device >= 0 && a.storage_id == 0; }
-
 class LeakedByBlock final : public Detector {
  public:
   void finish(const Model& m, bool truncated, StackResolver& stacks,
@@ -47,7 +42,7 @@ class LeakedByBlock final : public Detector {
     std::map<std::string, std::string> leak_of_site;
     std::vector<const Allocation*> unnamed;
     for (const auto& [address, a] : m.allocations) {
-      if (a.at.seq <= m.block_begin.seq || made_by_an_import(m, a.stack_id) || library_buffer(a))
+      if (a.at.seq <= m.block_begin.seq || made_by_an_import(m, a.stack_id) || library_buffer(m, a))
         continue;
       // The walk at the block's end is the one that counts: a path an
       // earlier walk found and it did not is gone.

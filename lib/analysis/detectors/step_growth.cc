@@ -91,9 +91,12 @@ struct Site {
   std::vector<Survivor> survivors;
   // After the last mark: the site's live bytes when the first allocation
   // that had survived that mark was freed (the program letting go of what
-  // it kept, typically when the function holding it returns).
+  // it kept, typically when the function holding it returns), and when the
+  // first of any site's was. A graph is freed newest node first, so a
+  // site's own first such free can come after its newest memory went.
   bool tail_seen = false;
   uint64_t tail_live = 0;
+  uint64_t any_tail_live = 0;
 };
 
 // Survivors kept per site: enough to name the holders and fold the same
@@ -140,15 +143,25 @@ class StepGrowth final : public Detector {
     if (in_exit_collection_) freed_by_exit_collection_.insert(a.at.seq);
     // The site it was counted in: an allocation made without a stack may
     // have been lent its tensor's stack since (Replayer::on_tensor).
-    Site* found = nullptr;
+    size_t found = sites_.size();
     for (size_t index : {site_index(m, a.stack_id, a.op_string), site_index(m, 0, 0)})
-      if (sites_[index].live_allocs.count(a.address)) found = &sites_[index];
-    if (found == nullptr) return;
-    Site& s = *found;
-    if (!s.tail_seen && a.at.seq < last_mark_seq_) {
-      s.tail_seen = true;
-      s.tail_live = s.live;
+      if (sites_[index].live_allocs.count(a.address)) found = index;
+    if (found == sites_.size()) return;
+    if (a.at.seq < last_mark_seq_ && (!any_tail_seen_ || !sites_[found].tail_seen)) {
+      // What ops made since the mark without a stack (a GPU op's outputs)
+      // belongs to the sites their tensors lent them by now.
+      place_lent_stacks(m);
+      if (!any_tail_seen_) {
+        any_tail_seen_ = true;
+        for (Site& s : sites_) s.any_tail_live = s.live;
+      }
+      Site& s = sites_[found];
+      if (!s.tail_seen) {
+        s.tail_seen = true;
+        s.tail_live = s.live;
+      }
     }
+    Site& s = sites_[found];
     s.live -= std::min(s.live, a.bytes);
     s.live_allocs.erase(a.address);
   }
@@ -157,6 +170,7 @@ class StepGrowth final : public Detector {
     place_lent_stacks(m);
     const uint64_t previous_mark = last_mark_seq_;
     last_mark_seq_ = mark.at.seq;
+    any_tail_seen_ = false;
     if (++marks_ <= options_.warmup_steps) return;
     const size_t index = sampled_.size();
     sampled_.push_back(mark);
@@ -174,6 +188,8 @@ class StepGrowth final : public Detector {
   }
 
   void finish(const Model& m, bool, StackResolver& stacks, std::vector<Finding>& out) override {
+    place_lent_stacks(m);
+    leave_out_library_buffers(m);
     // Sites that rose at the same marks grew together: one leak (a list of
     // losses keeps every op's saved tensors of each step), one finding.
     // "The same" allows the edges to differ: a site whose allocation comes
@@ -233,7 +249,8 @@ class StepGrowth final : public Detector {
         const Site& site = sites_[g.site];
         uint64_t held = g.v[g.trend.end];
         if (g.offset + g.trend.end + 1 == sampled_.size())
-          held = std::max(held, site.tail_seen ? site.tail_live : site.live);
+          held = std::max({held, site.tail_seen ? site.tail_live : site.live,
+                           any_tail_seen_ ? site.any_tail_live : 0});
         f.bytes += held;
         growth += g.v[g.trend.end] - g.v[g.trend.begin];
         for (size_t i = begin; i <= end; ++i)
@@ -286,6 +303,31 @@ class StepGrowth final : public Detector {
   // freed: garbage on reference cycles, unreachable.
   std::unordered_set<uint64_t> freed_by_exit_collection_;
   bool in_exit_collection_ = false;
+  // A library's device buffer made before the first sampled mark and kept
+  // to the end (cuBLAS's workspace, 32 MiB on an H100, made by the first
+  // matmul and lent that call's stack) is no part of what its site's
+  // program line keeps: its bytes leave every sample and tail of the site.
+  // Only such early ones: memory an op made inside itself (a saved
+  // intermediate, which only a holder walk names) and kept past the
+  // warm-up is judged as what it is.
+  void leave_out_library_buffers(const Model& m) {
+    if (sampled_.empty()) return;
+    const uint64_t first_mark = sampled_.front().at.seq;
+    for (Site& s : sites_) {
+      uint64_t library = 0;
+      for (const auto& [address, r] : s.live_allocs) {
+        if (r.alloc_seq >= first_mark) continue;
+        auto a = m.allocations.find(address);
+        if (a != m.allocations.end() && library_buffer(m, a->second)) library += r.bytes;
+      }
+      if (library == 0) continue;
+      for (uint64_t& v : s.samples) v -= std::min(v, library);
+      s.live -= std::min(s.live, library);
+      s.tail_live -= std::min(s.tail_live, library);
+      s.any_tail_live -= std::min(s.any_tail_live, library);
+    }
+  }
+
   // Allocations counted without a stack whose tensor has lent them one
   // since: move them to that site before sampling.
   void place_lent_stacks(const Model& m) {
@@ -348,6 +390,7 @@ class StepGrowth final : public Detector {
 
   AnalysisOptions options_;
   uint64_t marks_ = 0, last_mark_seq_ = 0;
+  bool any_tail_seen_ = false;  // a site's allocation that survived the last mark was freed
   std::vector<StepMark> sampled_;
   std::vector<Site> sites_;
   struct StackAndOpHash {

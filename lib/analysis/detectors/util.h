@@ -19,6 +19,13 @@ inline uint64_t steps_between(const Model& m, const When& after, const When& unt
   return n;
 }
 
+// Device memory that no tensor record and no holder walk ever named: the
+// CUDA libraries' workspaces (cuBLAS takes one per handle and stream from
+// torch's allocator on its first matmul and keeps it), the allocator's own.
+inline bool library_buffer(const Model& m, const Allocation& a) {
+  return a.device >= 0 && a.storage_id == 0 && !m.holder_of_alloc.contains(a.at.seq);
+}
+
 // Bytes held over the half-open sequence interval [begin, end).
 struct HeldInterval {
   uint64_t begin = 0, end = 0, bytes = 0;

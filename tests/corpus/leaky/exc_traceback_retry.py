@@ -10,6 +10,7 @@
 #
 # Leaky: errors.append(e).  --fixed: errors.append(str(e)).
 # CPU only; the "OOM" is simulated by a row budget so it is deterministic.
+import os
 import sys
 
 import torch
@@ -20,6 +21,7 @@ from _truth import distinct_storage_bytes, storage_ptrs, write_truth
 STEPS = 12
 BATCH = 64
 ROW_BUDGET = 32  # pretend the device fits at most 32 rows per forward
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class Net(nn.Module):
@@ -64,13 +66,13 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = Net()
+    model = Net().to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     errors = []
     losses = []
     for step in range(STEPS):
-        x = torch.randn(BATCH, 256, generator=g)  # LEAK-ALLOC (64 KiB batch)
-        y = torch.randint(0, 10, (BATCH,), generator=g)  # LEAK-ALLOC (512 B labels)
+        x = torch.randn(BATCH, 256, generator=g).to(DEVICE)  # LEAK-ALLOC (64 KiB batch)
+        y = torch.randint(0, 10, (BATCH,), generator=g).to(DEVICE)  # LEAK-ALLOC (512 B labels)
         try:
             losses.append(train_step(model, opt, x, y))
         except RuntimeError as e:

@@ -11,6 +11,7 @@
 #
 # Leaky: self.kept_logits.append(outputs.logits.detach()).
 # --fixed: keep the step's masked-token accuracy as a float (logits dropped).
+import os
 import sys
 
 import torch
@@ -22,6 +23,7 @@ STEPS = 10
 BATCH = 8
 SEQ = 32
 VOCAB = 1000
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class RandomMLM(torch.utils.data.Dataset):
@@ -69,7 +71,7 @@ def main():
         max_steps=STEPS,
         per_device_train_batch_size=BATCH,
         learning_rate=1e-3,
-        use_cpu=True,
+        use_cpu=DEVICE.type != "cuda",
         report_to="none",
         save_strategy="no",
         logging_strategy="no",

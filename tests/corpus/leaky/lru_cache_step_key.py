@@ -12,6 +12,7 @@
 # the cache. Leaky: the cached method.  --fixed: the same computation,
 # uncached (the fix of #149354).
 import functools
+import os
 import sys
 import weakref
 
@@ -23,6 +24,7 @@ from _truth import distinct_storage_bytes, write_truth
 STEPS = 12
 BATCH = 64
 DIM = 2048
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class NoisyMLP(nn.Module):
@@ -35,7 +37,7 @@ class NoisyMLP(nn.Module):
 
     def _make_mask(self, step):
         g = torch.Generator().manual_seed(1000 + step)
-        mask = torch.bernoulli(torch.full((BATCH, DIM), 0.9), generator=g)  # LEAK-ALLOC (512 KiB)
+        mask = torch.bernoulli(torch.full((BATCH, DIM), 0.9), generator=g).to(DEVICE)  # LEAK-ALLOC (512 KiB)
         self.masks_made.append(weakref.ref(mask))
         return mask
 
@@ -52,11 +54,11 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = NoisyMLP(cached=not fixed)
+    model = NoisyMLP(cached=not fixed).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     for step in range(STEPS):
-        x = torch.randn(BATCH, 32, generator=g)
-        y = torch.randn(BATCH, 4, generator=g)
+        x = torch.randn(BATCH, 32, generator=g).to(DEVICE)
+        y = torch.randn(BATCH, 4, generator=g).to(DEVICE)
         opt.zero_grad(set_to_none=True)
         loss = nn.functional.mse_loss(model(x, step), y)
         loss.backward()

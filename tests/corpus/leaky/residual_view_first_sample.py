@@ -8,6 +8,7 @@
 # Here a training loop keeps the first sample's features of the latest batch
 # for logging. Leaky: feats[0].detach() (a view: 4 KiB used, 512 KiB held).
 # --fixed: feats[0].detach().clone().
+import os
 import sys
 
 import torch
@@ -18,6 +19,7 @@ from _truth import write_truth
 STEPS = 10
 BATCH = 128
 DIM = 1024
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class Model(nn.Module):
@@ -35,12 +37,12 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = Model()
+    model = Model().to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     snapshot = None
     for step in range(STEPS):
-        x = torch.randn(BATCH, 64, generator=g)
-        y = torch.randint(0, 10, (BATCH,), generator=g)
+        x = torch.randn(BATCH, 64, generator=g).to(DEVICE)
+        y = torch.randint(0, 10, (BATCH,), generator=g).to(DEVICE)
         opt.zero_grad(set_to_none=True)
         logits, feats = model(x)
         loss = nn.functional.cross_entropy(logits, y)

@@ -9,6 +9,7 @@
 #
 # Leaky: last backward with retain_graph=True and losses kept as tensors.
 # --fixed: the last backward frees the graph and the log keeps loss.item().
+import os
 import sys
 
 import torch
@@ -17,6 +18,7 @@ import torch.nn as nn
 from _truth import distinct_storage_bytes, graph_saved_tensors, storage_ptrs, write_truth
 
 STEPS = 12
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class Student(nn.Module):
@@ -36,12 +38,12 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    student = Student()
-    teacher = [torch.randn(128, 512, generator=g), torch.randn(512, 512, generator=g)]
+    student = Student().to(DEVICE)
+    teacher = [torch.randn(128, 512, generator=g).to(DEVICE), torch.randn(512, 512, generator=g).to(DEVICE)]
     opt = torch.optim.SGD(student.parameters(), lr=0.01)
     loss_log = []
     for step in range(STEPS):
-        x = torch.randn(256, 128, generator=g)  # LEAK-ALLOC (saved by l1)
+        x = torch.randn(256, 128, generator=g).to(DEVICE)  # LEAK-ALLOC (saved by l1)
         with torch.no_grad():
             t1 = torch.tanh(x @ teacher[0])  # LEAK-ALLOC (saved by mse_loss as target)
             t2 = torch.tanh(t1 @ teacher[1])  # LEAK-ALLOC (saved by mse_loss as target)

@@ -13,6 +13,7 @@
 # (`self.mems = []`). After the first runs, reset_memory() no longer drops
 # anything: every step's cached states stay in the module's C++ list
 # attribute. Leaky: `self.mems = []`. --fixed: `self.mems.clear()`.
+import os
 import sys
 from typing import Final, List
 
@@ -24,6 +25,7 @@ from _truth import distinct_storage_bytes, write_truth
 STEPS = 12
 SEGMENTS = 4
 BATCH, SEGMENT_LEN, DIM = 16, 32, 128
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class SegmentEncoder(nn.Module):
@@ -60,13 +62,13 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    encoder = torch.jit.script(SegmentEncoder(fixed))
-    head = nn.Linear(DIM, 10)
+    encoder = torch.jit.script(SegmentEncoder(fixed).to(DEVICE))
+    head = nn.Linear(DIM, 10).to(DEVICE)
     opt = torch.optim.AdamW(list(encoder.parameters()) + list(head.parameters()), lr=1e-3)
     for step in range(STEPS):
         encoder.reset_memory()
-        tokens = torch.randn(BATCH, SEGMENTS * SEGMENT_LEN, DIM, generator=g)
-        labels = torch.randint(0, 10, (BATCH,), generator=g)
+        tokens = torch.randn(BATCH, SEGMENTS * SEGMENT_LEN, DIM, generator=g).to(DEVICE)
+        labels = torch.randint(0, 10, (BATCH,), generator=g).to(DEVICE)
         loss = 0.0
         for segment in tokens.split(SEGMENT_LEN, dim=1):
             h = encoder(segment)  # LEAK-ALLOC (the states forward caches)

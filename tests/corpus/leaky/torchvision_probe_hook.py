@@ -11,6 +11,7 @@
 # backwarded, so every stored output keeps the probe's whole graph and the
 # activations it saved. --fixed: the probe runs under torch.no_grad() and the
 # hook keeps only a float summary.
+import os
 import sys
 
 import torch
@@ -20,6 +21,7 @@ import torchvision
 from _truth import distinct_storage_bytes, graph_saved_tensors, storage_ptrs, write_truth
 
 STEPS = 10
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def _held_bytes(model, probe_feats):
@@ -32,7 +34,7 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = torchvision.models.resnet18(num_classes=10)
+    model = torchvision.models.resnet18(num_classes=10).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     probe_feats = []
     probe_norms = []
@@ -50,19 +52,15 @@ def main():
     probe_x = None
     for step in range(STEPS):
         model.train()
-        x = torch.randn(8, 3, 64, 64, generator=g)
-        y = torch.randint(0, 10, (8,), generator=g)
+        x = torch.randn(8, 3, 64, 64, generator=g).to(DEVICE)
+        y = torch.randint(0, 10, (8,), generator=g).to(DEVICE)
         opt.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
-        if step == STEPS - 1:
-            # Measured where memlife's growth is measured: at the last
-            # optimizer step (the probe below adds one more after it).
-            retained = _held_bytes(model, probe_feats)
 
         model.eval()
-        probe_x = torch.randn(4, 3, 64, 64, generator=g)  # LEAK-ALLOC (saved by conv1)
+        probe_x = torch.randn(4, 3, 64, 64, generator=g).to(DEVICE)  # LEAK-ALLOC (saved by conv1)
         probing[0] = True
         if fixed:
             with torch.no_grad():
@@ -70,7 +68,10 @@ def main():
         else:
             model(probe_x)  # LEAK-ALLOC (activations saved by the probe graph)
         probing[0] = False
-    print("kept %d probe outputs; %d bytes held at the last optimizer step" % (len(probe_feats), retained))
+    # What the kept outputs hold at the end, the last probe's (run after the
+    # last optimizer step) included.
+    retained = _held_bytes(model, probe_feats)
+    print("kept %d probe outputs; %d bytes held at the end" % (len(probe_feats), retained))
     write_truth(retained, "none" if fixed else "step_growth")
 
 

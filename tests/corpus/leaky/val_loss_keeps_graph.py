@@ -9,6 +9,7 @@
 # a graph that is not backwarded holds its buffers while the loss lives).
 #
 # Leaky: running_val = running_val + val_loss.  --fixed: += val_loss.item().
+import os
 import sys
 
 import torch
@@ -17,6 +18,7 @@ import torch.nn as nn
 from _truth import distinct_storage_bytes, graph_saved_tensors, storage_ptrs, write_truth
 
 STEPS = 12
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class MLP(nn.Module):
@@ -36,21 +38,21 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = MLP()
+    model = MLP().to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     crit = nn.CrossEntropyLoss()
     running_val = 0.0
     for step in range(STEPS):
-        x = torch.randn(64, 128, generator=g)
-        y = torch.randint(0, 10, (64,), generator=g)
+        x = torch.randn(64, 128, generator=g).to(DEVICE)
+        y = torch.randint(0, 10, (64,), generator=g).to(DEVICE)
         opt.zero_grad(set_to_none=True)
         loss = crit(model(x), y)
         loss.backward()
         opt.step()
 
         # held-out loss, meant only for logging (no torch.no_grad())
-        xv = torch.randn(256, 128, generator=g)  # LEAK-ALLOC (saved by fc1's graph)
-        yv = torch.randint(0, 10, (256,), generator=g)  # LEAK-ALLOC (saved by nll_loss)
+        xv = torch.randn(256, 128, generator=g).to(DEVICE)  # LEAK-ALLOC (saved by fc1's graph)
+        yv = torch.randint(0, 10, (256,), generator=g).to(DEVICE)  # LEAK-ALLOC (saved by nll_loss)
         val_loss = crit(model(xv), yv)  # LEAK-ALLOC (log_softmax result saved)
         if fixed:
             running_val += val_loss.item()

@@ -10,6 +10,7 @@
 # step (flat in between).
 #
 # Leaky: val_outputs.append(out).  --fixed: keep the accuracy as a float.
+import os
 import sys
 
 import torch
@@ -19,6 +20,7 @@ from _truth import write_truth
 
 STEPS = 16
 VAL_EVERY = 2
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def validate(model, xv):
@@ -30,20 +32,20 @@ def main():
     fixed = "--fixed" in sys.argv
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256))
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256)).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     val_outputs = []
     accs = []
     for step in range(STEPS):
-        x = torch.randn(32, 64, generator=g)
-        y = torch.randint(0, 256, (32,), generator=g)
+        x = torch.randn(32, 64, generator=g).to(DEVICE)
+        y = torch.randint(0, 256, (32,), generator=g).to(DEVICE)
         opt.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         if step % VAL_EVERY == 1:
-            xv = torch.randn(512, 64, generator=g)
-            yv = torch.randint(0, 256, (512,), generator=g)
+            xv = torch.randn(512, 64, generator=g).to(DEVICE)
+            yv = torch.randint(0, 256, (512,), generator=g).to(DEVICE)
             out = validate(model, xv)
             if fixed:
                 accs.append(out.argmax(1).eq(yv).float().mean().item())
