@@ -34,7 +34,13 @@ for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buff
          distill_teacher maml_functional_call progressive_unfreeze gradcam_hook_dict \
          resume_mid_training profiler_memory_schedule flex_attention_compiled swa_averaged_model \
          vae_distributions vmap_model_ensemble background_eval_thread fused_adamw_plateau \
-         packed_sequence_gru flop_counter_mem_tracker torchvision_segmentation hf_t5_seq2seq_generate; do
+         packed_sequence_gru flop_counter_mem_tracker torchvision_segmentation hf_t5_seq2seq_generate \
+         hf_bert_loop torchvision_resnet compiled_loop script_style dataloader_workers \
+         compiled_autograd_loop cond_control_flow checkpoint_reentrant_sequential \
+         selective_activation_checkpoint library_custom_op_compiled func_per_sample_grads \
+         hessian_trace_create_graph wgan_gp_penalty pinn_hessian nested_jagged_batches \
+         captum_style_hooks digit_addition_gpt optimizer_in_backward fno_complex_fft \
+         hf_trainer_eval_metrics; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \

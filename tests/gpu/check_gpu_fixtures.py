@@ -210,6 +210,28 @@ GPU_CORPUS = {
     "cuda_val_outputs_every_other_step_fixed": [],
     "cuda_torchscript_reset_constant_list_fixed": [],
     "cuda_residual_view_first_sample_fixed": [],
+    # twenty more clean CPU programs made to take MEMLIFE_CORPUS_DEVICE (a
+    # fourth call of the third session of 2026-12-06, an H100): 0 findings
+    # each (digit_addition_gpt's 5.2 MB and the compiled-autograd loop's
+    # 1.1 MB traces are not committed)
+    "cuda_captum_style_hooks": [],
+    "cuda_checkpoint_reentrant_sequential": [],
+    "cuda_compiled_loop": [],
+    "cuda_cond_control_flow": [],
+    "cuda_dataloader_workers": [],
+    "cuda_fno_complex_fft": [],
+    "cuda_func_per_sample_grads": [],
+    "cuda_hessian_trace_create_graph": [],
+    "cuda_hf_bert_loop": [],
+    "cuda_hf_trainer_eval_metrics": [],
+    "cuda_library_custom_op_compiled": [],
+    "cuda_nested_jagged_batches": [],
+    "cuda_optimizer_in_backward": [],
+    "cuda_pinn_hessian": [],
+    "cuda_script_style": [],
+    "cuda_selective_activation_checkpoint": [],
+    "cuda_torchvision_resnet": [],
+    "cuda_wgan_gp_penalty": [],
     "gpu_train_leak": [("step_growth", None)],  # keeps its loss tensors; bytes below
     "seed001_unwaited": [("unwaited_collective", 5 * 4 * 1024 * 1024)],
     "seed000_set_data": [("residual_view", 12_595_200)],

@@ -2,8 +2,12 @@
 full backward hook on a layer store its activation and gradient on an
 attribution object, integrated gradients over 8 interpolation steps per
 input, hooks removed afterwards; training steps in between."""
+import os
+
 import torch
 import torch.nn as nn
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class LayerRecorder:
@@ -36,16 +40,16 @@ def integrated_gradients(model, x, steps=8):
 
 def main():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 3))
+    model = nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 3)).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for epoch in range(3):
         for _ in range(5):
-            x, y = torch.randn(16, 12), torch.randint(0, 3, (16,))
+            x, y = torch.randn(16, 12, device=DEVICE), torch.randint(0, 3, (16,), device=DEVICE)
             opt.zero_grad()
             nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
         recorder = LayerRecorder(model[2])
-        x = torch.randn(4, 12)
+        x = torch.randn(4, 12, device=DEVICE)
         model(x).max(1).values.sum().backward()
         attributions = integrated_gradients(model, x)
         print(epoch, tuple(recorder.activation.shape), tuple(recorder.gradient.shape),

@@ -5,10 +5,13 @@ checkpointing needs), checkpoint(use_reentrant=True) around a custom block
 with a dropout whose RNG state is restored for the recompute, gradients
 checked against the uncheckpointed model once."""
 import copy
+import os
 
 import torch
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class Residual(nn.Module):
@@ -31,9 +34,9 @@ def forward(trunk, head, x, use_checkpoint):
 
 def main():
     torch.manual_seed(0)
-    trunk = nn.Sequential(*[Residual(256) for _ in range(12)])
-    head = nn.Sequential(Residual(256), nn.LayerNorm(256), nn.Linear(256, 10))
-    x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+    trunk = nn.Sequential(*[Residual(256) for _ in range(12)]).to(DEVICE)
+    head = nn.Sequential(Residual(256), nn.LayerNorm(256), nn.Linear(256, 10)).to(DEVICE)
+    x, y = torch.randn(64, 256, device=DEVICE), torch.randint(0, 10, (64,), device=DEVICE)
     trunk.eval(), head.eval()  # no dropout for the gradient check
     plain_trunk, plain_head = copy.deepcopy(trunk), copy.deepcopy(head)
     nn.functional.cross_entropy(forward(trunk, head, x.clone(), True), y).backward()
@@ -45,7 +48,7 @@ def main():
     params = list(trunk.parameters()) + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=1e-3)
     for step in range(12):
-        x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+        x, y = torch.randn(64, 256, device=DEVICE), torch.randint(0, 10, (64,), device=DEVICE)
         loss = nn.functional.cross_entropy(forward(trunk, head, x, True), y)
         opt.zero_grad()
         loss.backward()

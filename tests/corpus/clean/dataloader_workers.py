@@ -1,7 +1,11 @@
 """A small CNN trained on a map-style Dataset loaded by persistent DataLoader workers."""
+import os
+
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class SyntheticShapes(Dataset):
@@ -44,14 +48,14 @@ def main():
         persistent_workers=True,
         pin_memory=False,
     )
-    model = SmallCNN()
+    model = SmallCNN().to(DEVICE)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
 
     model.train()
     for step, (x, y) in enumerate(loader):
         optimizer.zero_grad()
-        loss = loss_fn(model(x), y)
+        loss = loss_fn(model(x.to(DEVICE)), y.to(DEVICE))
         loss.backward()
         optimizer.step()
         print(f"step {step} loss {loss.item():.4f}")

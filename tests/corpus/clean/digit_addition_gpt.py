@@ -5,11 +5,14 @@ permutation (the test split a 500-element view of a 10,000-element
 tensor made in its constructor), a DataLoader with 2 workers and a
 RandomSampler, AdamW with decoupled weight decay on the matrices only,
 gradient clipping, and greedy-decoding evaluation every few iterations."""
+import os
+
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset, RandomSampler
 
 NDIGIT = 2
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class AdditionDataset(Dataset):
@@ -84,9 +87,9 @@ def optimizer_groups(model, weight_decay):
 def evaluate(model, dataset, max_batches):
     model.eval()
     correct = total = 0
-    factors = torch.tensor([10 ** i for i in range(NDIGIT + 1)][::-1])
+    factors = torch.tensor([10 ** i for i in range(NDIGIT + 1)][::-1], device=DEVICE)
     for b, (x, _) in enumerate(DataLoader(dataset, batch_size=100)):
-        d1d2 = x[:, :NDIGIT * 2]
+        d1d2 = x[:, :NDIGIT * 2].to(DEVICE)
         out = model.generate(d1d2, NDIGIT + 1)[:, -(NDIGIT + 1):].flip(1)
         a = (d1d2[:, :NDIGIT] * factors[1:]).sum(1)
         b_ = (d1d2[:, NDIGIT:] * factors[1:]).sum(1)
@@ -101,12 +104,12 @@ def evaluate(model, dataset, max_batches):
 def main():
     torch.manual_seed(3407)
     train, test = AdditionDataset("train"), AdditionDataset("test")
-    model = GPT()
+    model = GPT().to(DEVICE)
     opt = torch.optim.AdamW(optimizer_groups(model, 0.1), lr=5e-4, betas=(0.9, 0.95))
     loader = DataLoader(train, batch_size=64, num_workers=2,
                         sampler=RandomSampler(train, replacement=True, num_samples=64 * 60))
     for it, (x, y) in enumerate(loader):
-        _, loss = model(x, y)
+        _, loss = model(x.to(DEVICE), y.to(DEVICE))
         model.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)

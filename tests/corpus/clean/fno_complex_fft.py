@@ -2,8 +2,12 @@
 complex weights multiplied per mode with einsum, view_as_real /
 view_as_complex to keep the weights as real Parameters, irfft2; trained with
 Adam on a smoothing task."""
+import os
+
 import torch
 import torch.nn as nn
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class SpectralConv2d(nn.Module):
@@ -17,7 +21,7 @@ class SpectralConv2d(nn.Module):
     def forward(self, x):
         b, c, h, w = x.shape
         x_ft = torch.fft.rfft2(x)
-        out_ft = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.cfloat)
+        out_ft = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.cfloat, device=x.device)
         weight = torch.view_as_complex(self.weight)
         out_ft[:, :, :self.modes, :self.modes] = torch.einsum(
             "bixy,ioxy->boxy", x_ft[:, :, :self.modes, :self.modes], weight)
@@ -41,11 +45,11 @@ class FNO(nn.Module):
 
 def main():
     torch.manual_seed(0)
-    model = FNO()
+    model = FNO().to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    blur = torch.ones(1, 1, 5, 5) / 25
+    blur = torch.ones(1, 1, 5, 5, device=DEVICE) / 25
     for step in range(10):
-        x = torch.randn(4, 1, 32, 32)
+        x = torch.randn(4, 1, 32, 32, device=DEVICE)
         target = torch.nn.functional.conv2d(x, blur, padding=2)
         loss = (model(x) - target).pow(2).mean()
         opt.zero_grad()

@@ -1,11 +1,15 @@
 """Fine-tune a tiny BertForSequenceClassification with a hand-written AdamW loop,
 then evaluate under torch.no_grad, accumulating metrics with .item().
 
-Random initialisation, synthetic data, CPU only.
+Random initialisation, synthetic data, on CPU (on CUDA in the GPU half).
 """
+import os
+
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 from transformers import BertConfig, BertForSequenceClassification, get_linear_schedule_with_warmup
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def make_data(n, seq_len, vocab_size, num_labels, seed):
@@ -27,7 +31,7 @@ def main():
         max_position_embeddings=64,
         num_labels=3,
     )
-    model = BertForSequenceClassification(config)
+    model = BertForSequenceClassification(config).to(DEVICE)
 
     train_loader = DataLoader(make_data(64, 24, config.vocab_size, 3, seed=1), batch_size=8, shuffle=True)
     eval_loader = DataLoader(make_data(32, 24, config.vocab_size, 3, seed=2), batch_size=8)
@@ -38,7 +42,7 @@ def main():
 
     model.train()
     for step, (input_ids, attention_mask, labels) in enumerate(train_loader):
-        outputs = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+        outputs = model(input_ids=input_ids.to(DEVICE), attention_mask=attention_mask.to(DEVICE), labels=labels.to(DEVICE))
         loss = outputs.loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -51,9 +55,9 @@ def main():
     total_loss, correct, seen = 0.0, 0, 0
     with torch.no_grad():
         for input_ids, attention_mask, labels in eval_loader:
-            outputs = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+            outputs = model(input_ids=input_ids.to(DEVICE), attention_mask=attention_mask.to(DEVICE), labels=labels.to(DEVICE))
             total_loss += outputs.loss.item() * labels.size(0)
-            correct += (outputs.logits.argmax(dim=-1) == labels).sum().item()
+            correct += (outputs.logits.argmax(dim=-1).cpu() == labels).sum().item()
             seen += labels.size(0)
     print(f"eval loss {total_loss / seen:.4f} acc {correct / seen:.3f}")
 

@@ -1,12 +1,15 @@
 """HF Trainer with gradient checkpointing, evaluation every few steps with
 compute_metrics and eval_accumulation_steps (the documented way to
 evaluate without holding every logit on the device)."""
+import os
 import tempfile
 
 import numpy as np
 import torch
 from torch.utils.data import Dataset
 from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 class Random(Dataset):
@@ -35,7 +38,7 @@ def main():
         args = TrainingArguments(output_dir=out, per_device_train_batch_size=8, per_device_eval_batch_size=8,
                                  max_steps=12, eval_strategy="steps", eval_steps=4, eval_accumulation_steps=2,
                                  gradient_checkpointing=True, logging_steps=4, save_strategy="no",
-                                 report_to=[], use_cpu=True, dataloader_num_workers=0)
+                                 report_to=[], use_cpu=DEVICE.type != "cuda", dataloader_num_workers=0)
         trainer = Trainer(model=model, args=args, train_dataset=Random(96), eval_dataset=Random(32),
                           compute_metrics=accuracy)
         trainer.train()

@@ -2,8 +2,12 @@
 PyTorch custom ops tutorial): a fused scaled-GELU op with register_fake for
 tracing and register_autograd for its backward, used inside a model that
 torch.compile(fullgraph=True) compiles, trained for a few steps."""
+import os
+
 import torch
 import torch.nn as nn
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 @torch.library.custom_op("corpus::scaled_gelu", mutates_args=())
@@ -44,11 +48,11 @@ class Net(nn.Module):
 
 def main():
     torch.manual_seed(0)
-    model = Net()
+    model = Net().to(DEVICE)
     compiled = torch.compile(model, fullgraph=True)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for step in range(6):
-        x, y = torch.randn(16, 32), torch.randint(0, 8, (16,))
+        x, y = torch.randn(16, 32, device=DEVICE), torch.randint(0, 8, (16,), device=DEVICE)
         loss = nn.functional.cross_entropy(compiled(x), y)
         opt.zero_grad()
         loss.backward()

@@ -7,14 +7,18 @@ parameters: a cycle through the hooks PyTorch keeps in C++, which
 gc.collect() cannot free, so the program removes the hooks when it is done
 (without that, a memlife.record() block around it reports the model and its
 Adam state as leaked, tests/install/test_record.py)."""
+import os
+
 import torch
 import torch.nn as nn
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def main():
     torch.manual_seed(0)
     model = nn.Sequential(*[nn.Sequential(nn.Linear(128, 128), nn.ReLU()) for _ in range(4)],
-                          nn.Linear(128, 10))
+                          nn.Linear(128, 10)).to(DEVICE)
     optimizers = {p: torch.optim.Adam([p], lr=1e-3) for p in model.parameters()}
 
     def step_in_backward(param):
@@ -23,8 +27,8 @@ def main():
 
     handles = [p.register_post_accumulate_grad_hook(step_in_backward) for p in model.parameters()]
     for step in range(12):
-        x = torch.randn(32, 128)
-        y = torch.randint(0, 10, (32,))
+        x = torch.randn(32, 128, device=DEVICE)
+        y = torch.randint(0, 10, (32,), device=DEVICE)
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()  # every parameter is updated inside this call
         if step % 4 == 0:

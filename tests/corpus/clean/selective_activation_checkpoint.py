@@ -3,10 +3,13 @@ a context_fn from create_selective_checkpoint_contexts whose policy saves
 matmul outputs and recomputes the rest, on a stack of MLP blocks, eager and
 under torch.compile."""
 import functools
+import os
 
 import torch
 import torch.nn as nn
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+
+DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
 def policy(ctx, op, *args, **kwargs):
@@ -32,12 +35,12 @@ class Block(nn.Module):
 
 def main():
     torch.manual_seed(0)
-    model = nn.Sequential(*[Block() for _ in range(4)], nn.Linear(96, 10))
+    model = nn.Sequential(*[Block() for _ in range(4)], nn.Linear(96, 10)).to(DEVICE)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     compiled = torch.compile(model)
     for step in range(8):
         net = compiled if step >= 4 else model
-        x, y = torch.randn(16, 96), torch.randint(0, 10, (16,))
+        x, y = torch.randn(16, 96, device=DEVICE), torch.randint(0, 10, (16,), device=DEVICE)
         loss = nn.functional.cross_entropy(net(x), y)
         opt.zero_grad()
         loss.backward()
