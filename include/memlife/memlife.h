@@ -143,6 +143,10 @@ MEMLIFE_API const char* memlife_trace_path(void);
 #define MEMLIFE_BACKWARD_END "memlife.backward end"
 /* Label of the step marks memlife_backward_step writes. */
 #define MEMLIFE_BACKWARD_STEP_LABEL "memlife.backward step"
+/* Label of the step mark that ends a backward pass in which optimizers
+ * stepped (an optimizer per parameter stepped from its grad hook, the
+ * optimizer fused into the backward pass): one step, not one per optimizer. */
+#define MEMLIFE_OPTIMIZER_STEPS_IN_BACKWARD_LABEL "memlife.optimizer steps in backward"
 /* How many storages memlife_watch_storages follows at most. */
 #define MEMLIFE_MAX_WATCHED_STORAGES 8
 

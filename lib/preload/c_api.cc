@@ -59,8 +59,11 @@ void memlife_mark(const char* label) {
   mark.label_string = intern_string(label_of(label));
   mark.stack_id = capture_stack(*w, 1);
   emit(*w, mark);
+  const std::string_view text = label_of(label);
   // A memlife.record() block is judged as a program of its own, steps too.
-  if (label_of(label).starts_with(MEMLIFE_BLOCK_BEGIN_PREFIX)) restart_step_sources();
+  if (text.starts_with(MEMLIFE_BLOCK_BEGIN_PREFIX)) restart_step_sources();
+  if (text == MEMLIFE_BACKWARD_BEGIN) backward_pass_began();
+  if (text == MEMLIFE_BACKWARD_END) backward_pass_ended();
 }
 
 void memlife_expect_freed(const void* address, const char* label) {

@@ -18,6 +18,7 @@
 #include <new>
 
 #include "format/file_layout.h"
+#include "memlife/memlife.h"
 #include "memlife/recorder_options.h"
 #include "preload/recorder_state.h"
 
@@ -36,6 +37,10 @@ std::atomic<uint64_t> g_step{0};
 constexpr uint8_t kNoStepYet = 0xff;
 std::atomic<uint8_t> g_strongest_step_source{0};
 std::atomic<uint8_t> g_last_step_source{kNoStepYet};
+// Backward passes running now, in any thread, and whether an optimizer
+// stepped inside them.
+std::atomic<int> g_backward_passes{0};
+std::atomic<bool> g_optimizer_stepped_in_backward{false};
 std::atomic<ThreadWriter*> g_writers{nullptr};
 
 std::mutex g_start_mutex;
@@ -473,6 +478,26 @@ bool mark_step(std::string_view label, StepSource source) {
   return true;
 }
 
+void optimizer_stepped(std::string_view label) {
+  if (g_backward_passes.load(std::memory_order_acquire) > 0) {
+    g_optimizer_stepped_in_backward.store(true, std::memory_order_release);
+    return;
+  }
+  mark_step(label, StepSource::kOptimizer);
+}
+
+void backward_pass_began() { g_backward_passes.fetch_add(1, std::memory_order_acq_rel); }
+
+void backward_pass_ended() {
+  int running = g_backward_passes.load(std::memory_order_acquire);
+  // An end without its begin (a block recorded from inside a backward
+  // pass) leaves the count at zero.
+  while (running > 0 && !g_backward_passes.compare_exchange_weak(running, running - 1)) {
+  }
+  if (running == 1 && g_optimizer_stepped_in_backward.exchange(false, std::memory_order_acq_rel))
+    mark_step(MEMLIFE_OPTIMIZER_STEPS_IN_BACKWARD_LABEL, StepSource::kOptimizer);
+}
+
 void set_process_identity(int64_t rank, int64_t local_rank, int64_t world_size,
                           std::string_view torch_version, std::string_view note) {
   emit(format::ProcessRecord{rank, local_rank, world_size, torch_version, note});
@@ -571,6 +596,9 @@ void after_fork_child() {
   g_writers.store(nullptr);
   tls_writer = nullptr;
   g_streams.store(0);
+  // The child's threads run no backward pass of the parent's.
+  g_backward_passes.store(0);
+  g_optimizer_stepped_in_backward.store(false);
   g_writer_started = false;
   close_trace_fd();
   g_write_failed = false;

@@ -158,6 +158,15 @@ bool mark_step(std::string_view label, StepSource source);
 // Whether a stronger source than `source` has marked a step: from then on
 // `source` never will.
 bool step_source_outranked(StepSource source);
+// An optimizer's step (StepSource::kOptimizer): marked now, or, while a
+// backward pass runs, once when the outermost one ends however many
+// optimizers stepped inside it (an optimizer per parameter stepped from its
+// grad hook, on the autograd engine's thread on CUDA).
+void optimizer_stepped(std::string_view label);
+// The backward passes Python threads run (the MEMLIFE_BACKWARD_BEGIN and
+// MEMLIFE_BACKWARD_END marks of memlife's wrapper).
+void backward_pass_began();
+void backward_pass_ended();
 // Forgets which sources marked steps: a memlife.record() block starts, and
 // its code (a loop updating its parameters by hand) may mark steps as a
 // program of its own would.

@@ -529,7 +529,7 @@ void end_op(const at::RecordFunction& fn) {
   const OpKind kind = f.kind;
   ts.depth = index;
   if (kind == OpKind::kOptimizerStep && rec::settings().steps_from_optimizer) {
-    rec::mark_step(fn.name(), rec::StepSource::kOptimizer);
+    rec::optimizer_stepped(fn.name());
   }
 }
 

@@ -399,6 +399,14 @@ lines = {fr.get("line") for f in got for st in f["evidence"].get("stacks", []) f
          if (fr.get("file") or "").endswith("dist_grad_use_before_wait.py")}
 expect({54, 56, 57} <= lines, f"nccl_dist_grad_use_before_wait: issue and read lines, got {sorted(lines)}")
 
+# The optimizer fused into backward (an optimizer per parameter stepped from
+# its grad hook, on the autograd engine's thread on CUDA): one step per
+# backward pass, recorded again once the recorder made them one (before:
+# 120 steps for 12 passes, 40 for DDP's 10, and a growing list unseen).
+for name, want in [("cuda_optimizer_in_backward", [12]), ("nccl_ddp_optimizer_in_backward", [10])]:
+    got = [p["steps"] for p in corpus_report(name)["processes"] if p["steps"]]
+    expect(got == want, f"{name}: {want} steps, got {got}")
+
 # torchtitan's OptimizersContainer is an Optimizer whose step() steps each
 # model part's optimizer: 20 training steps are 20 steps, not 40.
 got = [p["steps"] for p in corpus_report("ext_torchtitan_compiled_sac_op")["processes"] if p["steps"]]

@@ -1,7 +1,10 @@
 """Step marks: one per outermost optimizer step, and in a loop without an
 optimizer one per outermost backward pass."""
 
-from conftest import run_script
+import json
+import subprocess
+
+from conftest import _memlife_bin, line_of, run_script
 
 CONTAINER_STEPS = """
     import torch, torch.nn as nn
@@ -191,3 +194,50 @@ def test_accumulated_passes_and_optimizer_steps_count_one_step_per_iteration(tmp
     # of those closes the iteration the optimizer step before it closed.
     assert [m["step"] for m in steps] == list(range(1, 10))
     assert [m["label"] for m in steps] == ["Optimizer.step#SGD.step"] * 6 + ["mine"] * 3
+
+
+OPTIMIZER_IN_BACKWARD = """
+    import torch, torch.nn as nn
+
+    # The PyTorch tutorial's optimizer fused into the backward pass: one
+    # optimizer per parameter, stepped from its post-accumulate-grad hook.
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+    optimizers = {p: torch.optim.Adam([p], lr=1e-3) for p in model.parameters()}
+
+    def step_in_backward(param):
+        optimizers[param].step()
+        optimizers[param].zero_grad()
+
+    for p in model.parameters():
+        p.register_post_accumulate_grad_hook(step_in_backward)
+    kept = []
+    for _ in range(8):
+        x = torch.randn(16, 32)
+        model(x).sum().backward()
+        kept.append(model[0](x))  # KEPT: a growing list of outputs with their graphs
+"""
+
+
+def test_optimizers_stepped_inside_a_backward_pass_make_one_step(tmp_path):
+    proc, (trace,) = run_script(tmp_path, OPTIMIZER_IN_BACKWARD)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = [m for m in trace.of("mark") if m["kind"] == "step"]
+    # Four optimizers step inside each of the 8 backward passes: 8 steps
+    # (32 before, one per optimizer, and the list's growth was not seen).
+    assert [m["step"] for m in steps] == list(range(1, 9))
+    assert {m["label"] for m in steps} == {"memlife.optimizer steps in backward"}
+    # Each follows its backward pass's end mark.
+    marks = [m for m in trace.of("mark") if m["kind"] in ("step", "label")
+             and m["label"] in ("memlife.backward end", "memlife.optimizer steps in backward")]
+    assert [m["label"] for m in marks] == ["memlife.backward end",
+                                          "memlife.optimizer steps in backward"] * 8
+    # ... so the list's growth is found, and where it is kept.
+    report = tmp_path / "report.json"
+    subprocess.run([_memlife_bin(), "analyze", str(trace.path), "-o", str(report)], check=True,
+                   capture_output=True)
+    (finding,) = json.loads(report.read_text())["findings"]
+    assert finding["kind"] == "step_growth", finding["message"]
+    stored = {h["path"]: h.get("stored_at", []) for h in finding["evidence"]["held_by"]}
+    assert any(path.startswith("__main__.kept[") for path in stored), stored
+    assert any(site.endswith(f"prog.py:{line_of(OPTIMIZER_IN_BACKWARD, 'KEPT')}")
+               for sites in stored.values() for site in sites), stored
