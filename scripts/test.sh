@@ -9,8 +9,8 @@
 # Environment: MEMLIFE_JOBS (build and test parallelism, default: all
 # cores); MEMLIFE_ASAN=auto|always|never (default auto: the sanitizer pass
 # runs when the first pass finished within MEMLIFE_ASAN_BUDGET_S seconds,
-# default 2400: the first pass takes 31-34 minutes on CI's 2 cores, the
-# sanitizer pass about 7 more, well inside CI's 90; a first pass slowed past
+# default 2400: the first pass takes 30-34 minutes on CI's 2 cores, the
+# sanitizer pass about 5 more, well inside CI's 90; a first pass slowed past
 # 40 minutes skips it rather than risk the limit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
