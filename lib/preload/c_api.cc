@@ -53,13 +53,13 @@ void memlife_mark(const char* label) {
   if (!guard.entered()) return;
   ThreadWriter* w = current_thread_writer();
   if (w == nullptr) return;
+  const std::string_view text = label_of(label);
   format::MarkRecord mark;
   mark.kind = MarkKind::kLabel;
   mark.step = current_step();
-  mark.label_string = intern_string(label_of(label));
+  mark.label_string = intern_string(text);
   mark.stack_id = capture_stack(*w, 1);
   emit(*w, mark);
-  const std::string_view text = label_of(label);
   // A memlife.record() block is judged as a program of its own, steps too.
   if (text.starts_with(MEMLIFE_BLOCK_BEGIN_PREFIX)) restart_step_sources();
   if (text == MEMLIFE_BACKWARD_BEGIN) backward_pass_began();

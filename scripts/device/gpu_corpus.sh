@@ -119,19 +119,16 @@ for p in dist_grad_use_before_wait dist_unwaited_allreduce; do
       --standalone --nproc_per_node=$NGPU tests/corpus/leaky/$p.py $fixed
   done
 done
-# The other leak programs of tests/corpus/leaky, unchanged but for the
-# device, and their fixes; each prints the bytes it keeps.
+# The other leak programs of tests/corpus/leaky (a Lightning Callback
+# keeping every step's outputs among them), unchanged but for the device,
+# and their fixes; each prints the bytes it keeps.
 for p in exc_traceback_retry val_loss_keeps_graph retain_graph_loss_log torchvision_probe_hook \
          lru_cache_step_key hf_trainer_keeps_logits val_outputs_every_other_step \
-         torchscript_reset_constant_list residual_view_first_sample; do
+         torchscript_reset_constant_list residual_view_first_sample lightning_callback_keeps_outputs; do
   for fixed in "" --fixed; do
     MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p${fixed:+_fixed} python3 tests/corpus/leaky/$p.py $fixed
   done
 done
-# A Lightning Callback keeping every step's outputs (Lightning#15514,
-# #8583), and its fix; the program prints the bytes its callback keeps.
-MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_lightning_callback_keeps_outputs python3 tests/corpus/leaky/lightning_callback_keeps_outputs.py
-MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_lightning_callback_keeps_outputs_fixed python3 tests/corpus/leaky/lightning_callback_keeps_outputs.py --fixed
 # A loop without an optimizer updating through `.data` (packnet-sfm#47's
 # kept outputs): its steps are the backward passes after the updates the
 # torch plugin saw; the program prints the bytes its list holds.

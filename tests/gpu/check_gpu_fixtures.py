@@ -170,7 +170,7 @@ GPU_CORPUS = {
     # the end"
     "cuda_gradcam_hooks_removed": [],
     "cuda_gradcam_hooks_never_removed": [("step_growth", 1_343_488)],
-    # first recorded in the first session of 2026-12-06 (one 240 s call, an
+    # first recorded in the third session of 2026-12-06 (one 240 s call, an
     # H100): Lightning's Trainer on CUDA (bf16-mixed, checkpoints, predict);
     # a Lightning Callback keeping every step's outputs (Lightning#15514,
     # #8583), which printed "3145776 bytes"; a loop without an optimizer
@@ -255,6 +255,11 @@ def corpus_report(name):
 
 def corpus_findings(name):
     return corpus_report(name)["findings"]
+
+
+def corpus_steps(name):
+    """The step counts of traces/gpu/corpus/NAME's processes that had steps."""
+    return [p["steps"] for p in corpus_report(name)["processes"] if p["steps"]]
 
 
 def reachable_sites(name):
@@ -377,19 +382,19 @@ for site in [("model.py:251 in Attention.forward", 32 << 20),
 # get their steps from the backward passes that follow an update, 9 of them
 # (recorded with a draft of commit 319c6be: the same probe, before a record()
 # block restarted it and before it read samples only from live storage).
-got = [p["steps"] for p in corpus_report("cuda_compiled_optimizer")["processes"] if p["steps"]]
+got = corpus_steps("cuda_compiled_optimizer")
 expect(got == [9], f"cuda_compiled_optimizer: 9 steps from backward passes, got {got}")
 
 # word_language_model updates its parameters with `p.data.add_` (a version
 # counter of its own) on the GPU, where the probe reads no element: its
 # steps are the backward passes after the updates the torch plugin saw
 # write the parameters' storages, 111 of its 112 passes.
-got = [p["steps"] for p in corpus_report("ext_wlm_lstm_cuda")["processes"] if p["steps"]]
+got = corpus_steps("ext_wlm_lstm_cuda")
 expect(got == [111], f"ext_wlm_lstm_cuda: 111 steps from backward passes, got {got}")
 
 # The same with `.data` updates in a program of the corpus that keeps its
 # outputs: 11 steps from its 12 backward passes, and the growth found.
-got = [p["steps"] for p in corpus_report("cuda_manual_sgd_keeps_outputs")["processes"] if p["steps"]]
+got = corpus_steps("cuda_manual_sgd_keeps_outputs")
 expect(got == [11], f"cuda_manual_sgd_keeps_outputs: 11 steps from backward passes, got {got}")
 
 # Over NCCL the optimizer's reads race the all-reduce kernels: the finding
@@ -404,12 +409,12 @@ expect({54, 56, 57} <= lines, f"nccl_dist_grad_use_before_wait: issue and read l
 # backward pass, recorded again once the recorder made them one (before:
 # 120 steps for 12 passes, 40 for DDP's 10, and a growing list unseen).
 for name, want in [("cuda_optimizer_in_backward", [12]), ("nccl_ddp_optimizer_in_backward", [10])]:
-    got = [p["steps"] for p in corpus_report(name)["processes"] if p["steps"]]
+    got = corpus_steps(name)
     expect(got == want, f"{name}: {want} steps, got {got}")
 
 # torchtitan's OptimizersContainer is an Optimizer whose step() steps each
 # model part's optimizer: 20 training steps are 20 steps, not 40.
-got = [p["steps"] for p in corpus_report("ext_torchtitan_compiled_sac_op")["processes"] if p["steps"]]
+got = corpus_steps("ext_torchtitan_compiled_sac_op")
 expect(got == [20], f"ext_torchtitan_compiled_sac_op: 20 steps, got {got}")
 
 for block in (1, 3):

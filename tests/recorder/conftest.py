@@ -78,6 +78,14 @@ def run_script(tmp_path, source, args=(), timeout=300, python_path=True):
     return proc, traces
 
 
+def analyze(path, tmp_path):
+    """The report of `memlife analyze` on a trace or a folder of traces."""
+    report = tmp_path / "report.json"
+    subprocess.run([_memlife_bin(), "analyze", str(path), "-o", str(report)], check=True,
+                   capture_output=True, timeout=120)
+    return json.loads(report.read_text())
+
+
 def line_of(source, marker):
     for number, line in enumerate(textwrap.dedent(source).splitlines(), start=1):
         if marker in line:

@@ -6,10 +6,7 @@ records, 23 MB of trace, in 5 s of training on the H200 when every census
 listed every storage.
 """
 
-import json
-import subprocess
-
-from conftest import _memlife_bin, run_script
+from conftest import analyze, run_script
 
 DATASET = """
 import torch
@@ -83,8 +80,5 @@ def test_costly_step_censuses_are_spaced_and_the_report_says_so(tmp_path):
     assert 1 <= len(step_censuses) < 20, len(step_censuses)
     # A census asked for by the program is never skipped: the exit census.
     assert t.censuses(reason="request")
-    report = tmp_path / "report.json"
-    subprocess.run([_memlife_bin(), "analyze", str(t.path), "-o", str(report)], check=True,
-                   capture_output=True)
-    (process,) = json.loads(report.read_text())["processes"]
+    (process,) = analyze(t.path, tmp_path)["processes"]
     assert process["step_census_cost_ns"] == spaced["address"]

@@ -1,10 +1,7 @@
 """Step marks: one per outermost optimizer step, and in a loop without an
 optimizer one per outermost backward pass."""
 
-import json
-import subprocess
-
-from conftest import _memlife_bin, line_of, run_script
+from conftest import analyze, line_of, run_script
 
 CONTAINER_STEPS = """
     import torch, torch.nn as nn
@@ -232,10 +229,7 @@ def test_optimizers_stepped_inside_a_backward_pass_make_one_step(tmp_path):
     assert [m["label"] for m in marks] == ["memlife.backward end",
                                           "memlife.optimizer steps in backward"] * 8
     # ... so the list's growth is found, and where it is kept.
-    report = tmp_path / "report.json"
-    subprocess.run([_memlife_bin(), "analyze", str(trace.path), "-o", str(report)], check=True,
-                   capture_output=True)
-    (finding,) = json.loads(report.read_text())["findings"]
+    (finding,) = analyze(trace.path, tmp_path)["findings"]
     assert finding["kind"] == "step_growth", finding["message"]
     stored = {h["path"]: h.get("stored_at", []) for h in finding["evidence"]["held_by"]}
     assert any(path.startswith("__main__.kept[") for path in stored), stored

@@ -1,9 +1,8 @@
 """Views keeping storages alive, and set_data seen only by the census."""
 
 import json
-import subprocess
 
-from conftest import _memlife_bin, line_of, run_script
+from conftest import analyze, line_of, run_script
 
 SLICE = """
 import torch
@@ -84,10 +83,7 @@ print(float(v.sum()))
 def test_analyze_reports_the_view_that_keeps_a_deleted_base(tmp_path):
     proc, traces = run_script(tmp_path, BASE_DELETED)
     assert proc.returncode == 0, proc.stderr
-    report_path = tmp_path / "report.json"
-    subprocess.run([_memlife_bin(), "analyze", str(tmp_path / "traces"), "-o", str(report_path)],
-                   capture_output=True, text=True, timeout=120)
-    report = json.loads(report_path.read_text())
+    report = analyze(tmp_path / "traces", tmp_path)
     found = [f for f in report["findings"] if f["kind"] == "residual_view"]
     assert len(found) == 1, report["findings"]
     text = json.dumps(found[0])
