@@ -153,6 +153,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "digit_addition_gpt": PYTHON_LAUNCH,
     "deepspeed_zero3": TORCHRUN_LAUNCH,
     "hf_trainer_deepspeed_zero3": TORCHRUN_LAUNCH,
+    "gpytorch_decoupled_ppgpr": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

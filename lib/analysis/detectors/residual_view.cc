@@ -2,7 +2,8 @@
 // died or was rebound with `t.data = x`) because views or aliases still
 // hold it. Reported when the owner was rebound (`t.data = ...`), whatever
 // the views reach, or when the owner died and the views reach less than the
-// storage: the rest is waste (enough of it: kMinWastedBytes, and
+// storage: the rest is waste (enough of it: a storage kMinKeptToReached
+// times what the views reach, kMinWastedBytes unused, and
 // kMinWastedOnceBytes for a pattern that happened once).
 // Seen at a census (owner absent from the storage's holders), or at the
 // storage's free when that came later than the owner's let-go.
@@ -28,6 +29,20 @@ constexpr uint64_t kMinWastedBytes = uint64_t{64} * 1024;
 // maintainer would fix; a pattern that recurs (a view of every step's
 // batch kept) or one that wastes a megabyte is.
 constexpr uint64_t kMinWastedOnceBytes = uint64_t{1} << 20;
+// How many times the bytes its views reach a storage must be, once its
+// owner died, for the views to be worth a finding. Keeping one part of a
+// few is how tensors get split (`mean, var = x.unbind()`, q, k and v of
+// one projection): gpytorch's decoupled variational strategy keeps one
+// half of each step's `interp_term` in its output distribution, and no
+// maintainer would copy the half out to free the other. Keeping a sample
+// of a batch (pytorch#33101: 1/128 of it) is what users report.
+constexpr uint64_t kMinKeptToReached = 4;
+
+// Whether the views of a storage whose owner died waste enough of it.
+bool views_waste(uint64_t storage_bytes, uint64_t reach) {
+  const uint64_t wasted = storage_bytes - std::min(storage_bytes, reach);
+  return wasted >= kMinWastedBytes && storage_bytes >= kMinKeptToReached * reach;
+}
 
 struct ViewInfo {
   uint64_t tensor_id = 0, op_string = 0, stack_id = 0, flags = 0, reachable = 0;
@@ -106,10 +121,8 @@ class ResidualView final : public Detector {
       const bool rebound =
           s->let_go == LetGo::kRebound || (s->let_go == LetGo::kNone && alive.count(owner) != 0);
       // An owner that died is ordinary (`x = batch[0]`); the views matter
-      // only when they keep much more than they use: at least half of the
-      // storage and kMinWastedBytes unused.
-      const uint64_t wasted = e.storage_bytes - reach;
-      if (!rebound && (wasted < kMinWastedBytes || 2 * wasted < e.storage_bytes)) continue;
+      // only when they keep several times what they use.
+      if (!rebound && !views_waste(e.storage_bytes, reach)) continue;
       auto [it, fresh] = episodes_.try_emplace(e.storage_id);
       Episode& ep = it->second;
       if (fresh) {
@@ -316,8 +329,7 @@ class ResidualView final : public Detector {
     if (freed && end.step <= s.let_go_at.step) return;
     const HeldBy held = views_holding(m, s, a.bytes, s.let_go_at.seq);
     if (held.views.empty()) return;
-    const uint64_t wasted = a.bytes - held.reach;
-    if (wasted < kMinWastedBytes || 2 * wasted < a.bytes) return;
+    if (!views_waste(a.bytes, held.reach)) return;
     episode_from_allocation(s, a, held, s.let_go_at, end, freed);
   }
 
