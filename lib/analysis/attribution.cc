@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace memlife::analysis {
 
@@ -316,13 +317,20 @@ void name_cxx_holders(std::vector<Finding>& findings, const Model& m, StackResol
 void say_what_no_walk_reached(std::vector<Finding>& findings, const Model& m) {
   const When& walk = m.last_complete_walk_end;
   if (m.last_complete_walk == 0) return;  // no walk (no Python hooks) proves nothing
+  // Only memory the walk could have reached counts: made before it and
+  // still allocated at the end of the trace, so at the walk too. Memory
+  // freed before the end may have been freed before the walk (the exit
+  // walk, after a test's frame and the mock keeping its arguments were
+  // gone): that walk says nothing of who held it.
+  std::unordered_set<uint64_t> live_at_end;  // allocation seqs
+  for (const auto& [address, a] : m.allocations) live_at_end.insert(a.at.seq);
   for (Finding& f : findings) {
     if (f.kind != kStepGrowth || f.evidence.contains("held_by") ||
         f.evidence.contains("held_in_cxx"))
       continue;
     uint64_t allocations = 0, bytes = 0;
     for (const Finding::Retained& r : f.retains)
-      if (r.alloc_seq < walk.seq) {
+      if (r.alloc_seq < walk.seq && live_at_end.count(r.alloc_seq) != 0) {
         ++allocations;
         bytes += r.bytes;
       }

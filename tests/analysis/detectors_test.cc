@@ -483,6 +483,30 @@ TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {
   EXPECT_EQ(found[0].message.find("stored at"), std::string::npos);
 }
 
+// A walk made after the growth was freed (the exit walk, once a test's
+// frame and the mock keeping every call's arguments were gone: gpytorch's
+// test_lowrank_gp_regression.py) reached nothing because nothing was
+// left: the finding claims nothing of where its memory was held.
+TEST(StepGrowth, WalkAfterTheGrowthWasFreedClaimsNothing) {
+  for (const bool freed : {false, true}) {
+    Synth s;
+    const uint64_t fwd = s.stack("test_lowrank.py", 101, "test_mean_abs_error");
+    for (uint64_t step = 1; step <= 8; ++step) {
+      s.alloc(kA + step * 0x10000, 4096, fwd);
+      s.step(step);
+    }
+    if (freed)
+      for (uint64_t step = 1; step <= 8; ++step) s.free(kA + step * 0x10000, 4096);
+    s.holder(0x900000, "__main__.model.weight", 8);
+    s.walk_end(true);
+    const auto found = of_kind(s.analyze(), kStepGrowth);
+    ASSERT_EQ(found.size(), 1u) << freed;
+    EXPECT_EQ(found[0].evidence.contains("holder_search"), !freed) << found[0].message;
+    EXPECT_EQ(found[0].message.find("no Python reference path") == std::string::npos, freed)
+        << found[0].message;
+  }
+}
+
 // Growth no walk reaches (a C++ object holds it): the finding says which
 // walk looked and where no walk looks. Without a walk, or when only a walk
 // its budget cut short ran, it claims nothing.
