@@ -3,7 +3,9 @@ the README's table "Programs from other projects" (their own data is a
 download): images in the BSDS300 layout (super_resolution: copy
 bsds/dataset next to its main.py), an image folder of 2 classes (imagenet's
 main.py D), files in Cora's format (gat: copy cora/ next to its main.py)
-and 128 small images for ddpm_trainer_readme.py (ddpm/). Writes them under
+and 128 small images for ddpm_trainer_readme.py (ddpm/), and Cora in
+Planetoid's pickled format (pytorch_geometric's examples: copy planetoid/ to
+their data/Planetoid). Writes them under
 the current directory.
 
     python3 scripts/external/make_example_data.py
@@ -37,3 +39,30 @@ with open("cora/cora.cites", "w") as f:
     for _ in range(5429):
         a, b = rng.choice(ids, 2, replace=False)
         f.write(f"{a}\t{b}\n")
+# Cora in Planetoid's pickled format, for pytorch_geometric's examples
+# (gcn.py, gat.py ...: Planetoid(root, "Cora") reads data/Planetoid/Cora/raw
+# beside their folder): 140 labelled training nodes, 500 validation, 1000
+# test, 2708 in all; sparse features, one-hot labels, an adjacency dict.
+import pickle
+from collections import defaultdict
+import scipy.sparse as sp
+raw = "planetoid/Cora/raw"
+os.makedirs(raw, exist_ok=True)
+n_all, n_test = 2708, 1000
+n_labelled = n_all - n_test
+features = sp.csr_matrix((rng.random((n_all, 1433)) < 0.013).astype(np.float32))
+labels = np.eye(7, dtype=np.int64)[rng.integers(7, size=n_all)]
+graph = defaultdict(list)
+for _ in range(5429):
+    a, b = (int(v) for v in rng.choice(n_all, 2, replace=False))
+    graph[a].append(b)
+    graph[b].append(a)
+test_index = rng.permutation(np.arange(n_labelled, n_all))
+parts = {"x": features[:140], "y": labels[:140], "allx": features[:n_labelled],
+         "ally": labels[:n_labelled], "tx": features[test_index], "ty": labels[test_index],
+         "graph": graph}
+for name, value in parts.items():
+    with open(f"{raw}/ind.cora.{name}", "wb") as f:
+        pickle.dump(value, f)
+with open(f"{raw}/ind.cora.test.index", "w") as f:
+    f.write("\n".join(map(str, test_index)) + "\n")

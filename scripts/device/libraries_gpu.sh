@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Programs of libraries nobody here wrote, on the GPU under memlife, in one
+# device call (after scripts/device/prepare_libraries.sh here): gpytorch's
+# own example tests that have CUDA variants (only those: the CPU ones run
+# here), pytorch_geometric's examples on generated Cora, torchdiffeq's ODE
+# demo with and without the adjoint. Analyzed there by the carried
+# analyzer: $OUT/reports.tgz (reports and outputs), $OUT/small_traces.tgz.
+# ONLY="name ..." records just those scenarios.
+source "$(dirname "$0")/common.sh"
+L=$ROOT/.whl/ext/libs
+python3 -c "import pytest" 2> /dev/null ||
+  pip install -q --no-index --no-deps --target /tmp/ml-libext $L/wheels/*.whl
+export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:/tmp/ml-libext
+export STACKS=${STACKS:-python} TMO=${TMO:-200} SUMARGS=--quiet
+python3 -c 'import gpytorch, linear_operator, torch_geometric, torchdiffeq; print("gpytorch", gpytorch.__version__, "linear_operator", linear_operator.__version__, "torch_geometric", torch_geometric.__version__)'
+cat $L/REVISIONS
+in_dir() { local dir=$1 name=$2; shift 2; wanted "$name" || return 0; (cd "$dir" && traced "$name" "$@"); }
+
+say "gpytorch's example tests, CUDA variants (its package from the checkout)"
+for f in $(grep -l "_cuda" $L/test/examples/test_*.py); do
+  t=$(basename $f .py)
+  in_dir $L gp_${t#test_}_cuda python3 -m pytest -q -x -p no:cacheprovider -k cuda test/examples/$t.py
+done
+
+say "pytorch_geometric examples on CUDA"
+E=$L/pyg/examples
+in_dir $E pyg_gcn_cuda python3 gcn.py --epochs 100
+in_dir $E pyg_gcn_gdc_cuda python3 gcn.py --use_gdc --epochs 60
+in_dir $E pyg_gat_cuda python3 gat.py --epochs 60
+in_dir $E pyg_link_pred_cuda python3 link_pred.py
+in_dir $E pyg_autoencoder_cuda python3 autoencoder.py --epochs 60 --variational
+in_dir $E pyg_arma_cuda python3 arma.py
+in_dir $E pyg_super_gat_cuda python3 super_gat.py
+in_dir $E/compile pyg_compile_gcn_cuda python3 gcn.py
+
+say "torchdiffeq's ODE demo on CUDA"
+in_dir $L/torchdiffeq/examples ode_demo_cuda python3 ode_demo.py --niters 200 --test_freq 50
+in_dir $L/torchdiffeq/examples ode_demo_adjoint_cuda python3 ode_demo.py --niters 200 --test_freq 50 --adjoint
+
+# Their traces are too large to come back whole (64 MiB a call): this
+# checkout's analyzer, carried (prepare_libraries.sh), analyzes them here
+# and the reports come back, with the traces under 3 MB.
+say analyze
+A=$L/../analyzer
+mkdir -p $R/reports
+for d in "$R"/traces/*/; do
+  n=$(basename "$d")
+  LD_LIBRARY_PATH=$A/lib $A/memlife analyze "$d" -o $R/reports/$n.json > $R/reports/$n.txt 2>&1
+  echo "--- $n: $(head -1 $R/reports/$n.txt)"
+done
+du -sh $R/traces/* | sort -h | tail -5
+(cd $R && tar czf $OUT/reports.tgz reports ./*.out)
+(cd $R && du -s traces/* | awk '$1 < 3000 {print $2}' > small.txt && tar czf $OUT/small_traces.tgz -T small.txt)
+ls -la $OUT
