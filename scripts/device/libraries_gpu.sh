@@ -2,9 +2,10 @@
 # Programs of libraries nobody here wrote, on the GPU under memlife, in one
 # device call (after scripts/device/prepare_libraries.sh here): gpytorch's
 # own example tests that have CUDA variants (only those: the CPU ones run
-# here), pytorch_geometric's examples on generated Cora, torchdiffeq's ODE
-# demo with and without the adjoint. Analyzed there by the carried
-# analyzer: $OUT/reports.tgz (reports and outputs), $OUT/small_traces.tgz.
+# here), pytorch_geometric's examples on generated Cora, botorch's
+# tutorials, torchdiffeq's ODE demo with and without the adjoint. Analyzed
+# there by the carried analyzer: $OUT/reports.tgz (reports and outputs),
+# $OUT/small_traces.tgz.
 # ONLY="name ..." records just those scenarios.
 source "$(dirname "$0")/common.sh"
 L=$ROOT/.whl/ext/libs
@@ -32,6 +33,15 @@ in_dir $E pyg_autoencoder_cuda python3 autoencoder.py --epochs 60 --variational
 in_dir $E pyg_arma_cuda python3 arma.py
 in_dir $E pyg_super_gat_cuda python3 super_gat.py
 in_dir $E/compile pyg_compile_gcn_cuda python3 gcn.py
+
+in_dir $E pyg_sgc_cuda python3 sgc.py
+in_dir $E pyg_tagcn_cuda python3 tagcn.py
+
+say "botorch's tutorials on CUDA (the device image's botorch), at their smoke-test size"
+export MPLBACKEND=Agg
+for t in closed_loop_botorch_only turbo_1 fit_model_with_torch_optimizer; do
+  SMOKE_TEST=1 in_dir $L/botorch bo_${t}_cuda python3 $t.py
+done
 
 say "torchdiffeq's ODE demo on CUDA"
 in_dir $L/torchdiffeq/examples ode_demo_cuda python3 ode_demo.py --niters 200 --test_freq 50

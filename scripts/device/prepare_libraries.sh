@@ -6,7 +6,8 @@
 # examples with generated Cora files in Planetoid's format
 # (scripts/external/make_example_data.py) where they look for them
 # (data/Planetoid and data/Cora beside examples/), and
-# torchdiffeq's ODE demo; pytest's wheels in case the device image lacks it;
+# torchdiffeq's ODE demo, three of botorch's tutorials as scripts
+# (scripts/external/notebook_script.py); pytest's wheels in case the device image lacks it;
 # and the analyzer (.whl/ext/analyzer), carried too.
 set -eu
 cd "$(git rev-parse --show-toplevel)"
@@ -19,7 +20,12 @@ git --git-dir=$M/pyg-team+pytorch_geometric/repo archive "${REV_PYG:-HEAD}" exam
 git --git-dir=$M/rtqichen+torchdiffeq/repo archive "${REV_TORCHDIFFEQ:-HEAD}" examples/ode_demo.py |
   tar -x -C $L/torchdiffeq
 test -f $L/torchdiffeq/examples/ode_demo.py  # the mirror lacks a demo GIF's blob: git says so
-for r in cornellius-gp+gpytorch pyg-team+pytorch_geometric rtqichen+torchdiffeq; do
+mkdir -p $L/botorch
+for t in closed_loop_botorch_only turbo_1 fit_model_with_torch_optimizer; do
+  git --git-dir=$M/pytorch+botorch/repo show "${REV_BOTORCH:-HEAD}:tutorials/$t/$t.ipynb" > $L/botorch/$t.ipynb
+  python3 scripts/external/notebook_script.py $L/botorch/$t.ipynb > $L/botorch/$t.py
+done
+for r in cornellius-gp+gpytorch pyg-team+pytorch_geometric rtqichen+torchdiffeq pytorch+botorch; do
   echo "$r $(git --git-dir=$M/$r/repo rev-parse --short HEAD)"
 done > $L/REVISIONS
 (cd $L && python3 "$ROOT/scripts/external/make_example_data.py" > /dev/null &&
