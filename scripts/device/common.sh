@@ -60,6 +60,32 @@ traced() {
   for t in $R/traces/$name/*.mltrace; do [ -f "$t" ] && $SUM "$t" ${SUMARGS:-} | tee -a $R/$name.summary.json; done
 }
 
+# in_dir DIR NAME CMD...: traced NAME CMD... run in DIR (a program of
+# another project, run from its own folder).
+in_dir() { local dir=$1 name=$2; shift 2; wanted "$name" || return 0; (cd "$dir" && traced "$name" "$@"); }
+
+# analyze_traces [LINES]: `memlife analyze` of each $R/traces/NAME there,
+# into $R/reports/NAME.json (and .txt, whose first LINES lines, default 12,
+# are printed), with the analyzer at hand: this checkout's, carried in
+# .whl/ext/analyzer with its elfutils libraries (scripts/device/
+# prepare_libraries.sh), else the one built here when the image had
+# libunwind and libdw; none, nothing.
+analyze_traces() {
+  local memlife=$B/bin/memlife libs=
+  if [ -x "$ROOT/.whl/ext/analyzer/memlife" ]; then
+    memlife=$ROOT/.whl/ext/analyzer/memlife libs=$ROOT/.whl/ext/analyzer/lib
+  fi
+  [ -x "$memlife" ] || return 0
+  say analyze on the device
+  mkdir -p "$R/reports"
+  local d n
+  for d in "$R"/traces/*/; do
+    n=$(basename "$d")
+    LD_LIBRARY_PATH=$libs "$memlife" analyze "$d" -o "$R/reports/$n.json" > "$R/reports/$n.txt" 2>&1
+    echo "--- $n"; head -"${1:-12}" "$R/reports/$n.txt"
+  done
+}
+
 # The launch-bound loop of gpt2_step.py, interleaved ROUNDS times: plain,
 # torch's own history, memlife (stacks all/python/none, all without CUPTI,
 # all with every nested op); the summary goes to $R/launch_overhead.txt.

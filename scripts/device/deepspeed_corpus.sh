@@ -29,9 +29,7 @@ for v in ${VERSIONS:-0.19.1 0.19.2}; do
   PYTHONPATH=$site:$PYTHONPATH MEMLIFE_CORPUS_DEVICE=cuda traced ds${v}_corpus_zero3 \
     python3 -m torch.distributed.run --standalone --nproc_per_node=1 tests/corpus/clean/deepspeed_zero3.py
 done
-if [ -x $B/bin/memlife ]; then
-  for d in $R/traces/*/; do n=$(basename $d); $B/bin/memlife analyze $d -o $R/$n.report.json > $R/$n.analyze.txt 2>&1; head -8 $R/$n.analyze.txt; done
-fi
+analyze_traces 8
 du -sh $R/traces/* 2>/dev/null
 tar -C /tmp -czf $OUT/deepspeed.tar.gz ml-results
 ls -la $OUT

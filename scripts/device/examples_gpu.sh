@@ -15,8 +15,6 @@ rm -rf $W && cp -r $EXT/examples $W
 sed -i 's/_min_gpu_count = 2/_min_gpu_count = 1/' $W/distributed/*/example.py $W/distributed/minGPT-ddp/mingpt/main.py
 DATA=/tmp/ml-images
 image_folder $DATA 256 train:128 val:64
-# in_dir DIR NAME CMD...: traced NAME CMD... run in DIR.
-in_dir() { local dir=$1 name=$2; shift 2; wanted "$name" || return 0; (cd "$dir" && traced "$name" "$@"); }
 TR="torchrun --standalone --nproc_per_node=1"
 say "pytorch/examples ($(cat $W/REVISION)), one GPU"
 in_dir $W/distributed/FSDP2 fsdp2_example $TR example.py

@@ -140,13 +140,7 @@ scenario seed000_set_data python3 scripts/device/seed000_release.py set_data
 nvcc -O2 -cudart shared -arch=sm_90 tests/gpu/leaky_cuda.cu -o $B/leaky_cuda_shared
 scenario leaky_cuda $B/leaky_cuda_shared
 
-if [ -x $B/bin/memlife ]; then
-  say analyze on the device
-  for d in $R/traces/*/; do
-    n=$(basename $d); $B/bin/memlife analyze $d -o $R/$n.report.json > $R/$n.analyze.txt 2>&1
-    echo "--- $n"; head -12 $R/$n.analyze.txt
-  done
-fi
+analyze_traces
 du -sh $R/traces/*
 tar -C /tmp -czf $OUT/gpu_corpus.tar.gz ml-results
 ls -la $OUT

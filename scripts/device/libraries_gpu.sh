@@ -15,7 +15,6 @@ export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:/tmp/ml-libext
 export STACKS=${STACKS:-python} TMO=${TMO:-200} SUMARGS=--quiet
 python3 -c 'import gpytorch, linear_operator, torch_geometric, torchdiffeq; print("gpytorch", gpytorch.__version__, "linear_operator", linear_operator.__version__, "torch_geometric", torch_geometric.__version__)'
 cat $L/REVISIONS
-in_dir() { local dir=$1 name=$2; shift 2; wanted "$name" || return 0; (cd "$dir" && traced "$name" "$@"); }
 
 say "gpytorch's example tests, CUDA variants (its package from the checkout)"
 for f in $(grep -l "_cuda" $L/test/examples/test_*.py); do
@@ -50,14 +49,7 @@ in_dir $L/torchdiffeq/examples ode_demo_adjoint_cuda python3 ode_demo.py --niter
 # Their traces are too large to come back whole (64 MiB a call): this
 # checkout's analyzer, carried (prepare_libraries.sh), analyzes them here
 # and the reports come back, with the traces under 3 MB.
-say analyze
-A=$L/../analyzer
-mkdir -p $R/reports
-for d in "$R"/traces/*/; do
-  n=$(basename "$d")
-  LD_LIBRARY_PATH=$A/lib $A/memlife analyze "$d" -o $R/reports/$n.json > $R/reports/$n.txt 2>&1
-  echo "--- $n: $(head -1 $R/reports/$n.txt)"
-done
+analyze_traces 1
 du -sh $R/traces/* | sort -h | tail -5
 (cd $R && tar czf $OUT/reports.tgz reports ./*.out)
 (cd $R && du -s traces/* | awk '$1 < 3000 {print $2}' > small.txt && tar czf $OUT/small_traces.tgz -T small.txt)
