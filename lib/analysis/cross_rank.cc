@@ -31,6 +31,15 @@ std::string identity(const Finding& f) {
   return key;
 }
 
+// A rank that failed (exited with a non-zero status) did not skip what it
+// never issued: it stopped, and the failure is the story. So did a rank
+// killed while another failed: launchers stop the other ranks when one
+// fails, each wherever it was. A rank killed while none failed stays
+// judged: that is how a hang ends, and its last call is the diagnosis.
+bool stopped_early(const ProcessAnalysis& p, bool some_rank_failed) {
+  return p.exit_status != 0 || (p.truncated && some_rank_failed);
+}
+
 uint64_t median(std::vector<uint64_t> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -48,17 +57,23 @@ std::vector<Finding> collective_mismatches(const std::vector<const ProcessAnalys
     groups["default"][r];  // every rank is a member of the default group
     for (const CollectiveCall& c : ranks[r]->collectives) groups[c.group][r].push_back(&c);
   }
+  const bool some_rank_failed = std::any_of(
+      ranks.begin(), ranks.end(), [](const ProcessAnalysis* p) { return p->exit_status != 0; });
   for (const auto& [group, members] : groups) {
     if (members.size() < 2) continue;
     size_t longest = 0;
     for (const auto& [r, calls] : members) longest = std::max(longest, calls.size());
     for (size_t k = 0; k < longest; ++k) {
-      // signature -> ranks; "" for a rank that never made its k-th call.
+      // signature -> ranks; "" for a rank that never made its k-th call,
+      // unless it stopped early.
       std::map<std::string, std::vector<size_t>> by_sig;
-      for (const auto& [r, calls] : members)
-        by_sig[k < calls.size() ? calls[k]->op + "|" + std::to_string(calls[k]->bytes) : ""]
-            .push_back(r);
-      if (by_sig.size() == 1) continue;
+      for (const auto& [r, calls] : members) {
+        if (k < calls.size())
+          by_sig[calls[k]->op + "|" + std::to_string(calls[k]->bytes)].push_back(r);
+        else if (!stopped_early(*ranks[r], some_rank_failed))
+          by_sig[""].push_back(r);
+      }
+      if (by_sig.size() <= 1) continue;
       // The reference is the call most ranks made.
       const std::vector<size_t>* ref = nullptr;
       for (const auto& [sig, rs] : by_sig)
@@ -95,11 +110,17 @@ std::vector<Finding> collective_mismatches(const std::vector<const ProcessAnalys
           stacks.push_back(calls[k]->stack);
           roles.push_back("rank " + std::to_string(p.rank) + ": call #" + std::to_string(k));
         } else {
-          odd_text +=
-              " never issued it" + (calls.empty() ? std::string()
-                                                  : " (its last call on this group: #" +
-                                                        std::to_string(calls.size() - 1) + " " +
-                                                        describe(*calls.back()) + ")");
+          if (!stopped_early(p, some_rank_failed))
+            odd_text += " never issued it";
+          else if (p.exit_status != 0)
+            odd_text +=
+                " stopped before it (exited with status " + std::to_string(p.exit_status) + ")";
+          else
+            odd_text += " stopped before it (killed as a peer failed)";
+          odd_text += (calls.empty()
+                           ? std::string()
+                           : " (its last call on this group: #" + std::to_string(calls.size() - 1) +
+                                 " " + describe(*calls.back()) + ")");
           if (!calls.empty()) {
             stacks.push_back(calls.back()->stack);
             roles.push_back("rank " + std::to_string(p.rank) + ": last call #" +

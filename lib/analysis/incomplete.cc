@@ -23,6 +23,10 @@ const std::vector<IncompleteKind>& incomplete_kinds() {
        "a chunk or record failed its CRC or did not decode: what it held is missing (the reader "
        "skips to the next good chunk, or stops there in traces before format 3)"},
       {"records_lost", "the recorder dropped records (its buffers were full)"},
+      {"process_failed",
+       "the process exited with a non-zero status (an uncaught Python exception, or an _exit "
+       "status): it stopped early, so what it never did is not judged (a collective its peers "
+       "issued after it stopped is no mismatch)"},
       {"missing_trace",
        "a run's ranks say how many there are (world size) but some left no trace: a spawned "
        "process ran without memlife's recorder (environment not passed on) or its trace was "
@@ -58,6 +62,9 @@ std::vector<std::string> incomplete_warnings(const std::vector<ProcessAnalysis>&
       out.push_back("damaged_trace: " + p.stop_reason + where(p));
     else if (p.truncated || p.damaged)
       out.push_back("truncated_trace: " + p.stop_reason + where(p));
+    if (p.exit_status != 0)
+      out.push_back("process_failed: exited with status " + std::to_string(p.exit_status) +
+                    where(p));
     if (p.records_lost > 0)
       out.push_back("records_lost: " + std::to_string(p.records_lost) + " records lost" + where(p));
   }

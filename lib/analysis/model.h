@@ -214,6 +214,8 @@ struct Model {
   bool census_of_changes = false;
   uint64_t last_time_ns = 0;
   uint64_t records_lost = 0;
+  // The end record's exit status (0 without one: see ProcessAnalysis).
+  uint64_t exit_status = 0;
   // What a step census cost when the recorder began spacing them
   // (MEMLIFE_CENSUS_SPACED_LABEL); 0: a census at every step.
   uint64_t census_spaced_cost_ns = 0;

@@ -160,6 +160,9 @@ bool Replayer::on_record(const Record& r) {
     case RecordKind::kTensorDeath:
       on_tensor_death(r.tensor_death, at);
       break;
+    case RecordKind::kEnd:
+      m.exit_status = r.end.exit_status;
+      break;
     default:
       break;
   }

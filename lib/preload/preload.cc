@@ -217,7 +217,7 @@ void* open_as_caller(DlopenFn real, const char* file, int mode, const void* call
   return real(file, mode);
 }
 
-void at_exit_handler() { shutdown(0, false); }
+void at_exit_handler() { shutdown(static_cast<uint64_t>(expected_exit_status()), false); }
 
 // Fatal signals: write what the program recorded up to the crash, then let
 // the signal do what it would have done without memlife.

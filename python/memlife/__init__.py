@@ -23,6 +23,7 @@ class _Api:
         self.work_wait = None
         self.set_rank = None
         self.python_hooks = None
+        self.exit_status = None
         try:
             lib = ctypes.CDLL(None)
             lib.memlife_active.restype = ctypes.c_int
@@ -61,6 +62,13 @@ class _Api:
             fn.argtypes = [ctypes.c_int]
             fn.restype = None
             self.python_hooks = fn
+        except AttributeError:
+            pass
+        try:
+            fn = lib.memlife_exit_status
+            fn.argtypes = [ctypes.c_int]
+            fn.restype = None
+            self.exit_status = fn
         except AttributeError:
             pass
 
@@ -416,6 +424,31 @@ def _install_exit_census() -> bool:
     return True
 
 
+_excepthook_installed = False
+
+
+def _install_exit_status() -> bool:
+    """An uncaught exception makes the interpreter exit with status 1, which
+    no atexit handler is told: say it, for the trace's end record, so the
+    analyzer knows this process failed (and does not call a collective that
+    its peers issued after it stopped a mismatch)."""
+    global _excepthook_installed
+    if _excepthook_installed or not active() or _api.exit_status is None:
+        return _excepthook_installed or _api.exit_status is None
+    previous = sys.excepthook
+
+    def excepthook(kind, value, traceback):
+        try:
+            _api.exit_status(1)
+        except Exception:
+            pass
+        previous(kind, value, traceback)
+
+    sys.excepthook = excepthook
+    _excepthook_installed = True
+    return True
+
+
 from memlife import _holders  # noqa: E402  (needs _api above)
 from memlife import _hand_updates  # noqa: E402
 from memlife.autoload.memlife_after_import import after_import  # noqa: E402
@@ -435,14 +468,16 @@ def install_hooks() -> bool:
     """Installs the Python-side hooks: Work.wait (its C++ side fires no
     RecordFunction), init_process_group (rank and world size), marks around
     DDP communication hooks (the reducer waits their collectives), marks around
-    backward passes (the stack of what CUDA's autograd thread allocates), and a
-    census at interpreter exit (atexit, so before teardown). Called on import and
+    backward passes (the stack of what CUDA's autograd thread allocates), a
+    census at interpreter exit (atexit, so before teardown), and the exit
+    status of an uncaught exception (sys.excepthook). Called on import and
     by the autoload sitecustomize once torch.distributed is imported; call
     it again after importing torch.distributed when memlife came first.
     Returns True when every hook that applies is in place."""
     ok = True
-    for install in (_install_holder_walk, _install_exit_census, _install_work_wait,
-                    _install_set_rank, _install_comm_hook_marks, _install_backward_marks):
+    for install in (_install_holder_walk, _install_exit_census, _install_exit_status,
+                    _install_work_wait, _install_set_rank, _install_comm_hook_marks,
+                    _install_backward_marks):
         try:
             ok = install() and ok
         except Exception:

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "analysis/incomplete.h"
 #include "synthetic.h"
 
 namespace memlife::analysis {
@@ -200,6 +202,75 @@ TEST(CrossRank, RankThatNeverIssuedIsNamed) {
   EXPECT_EQ(found[0].evidence["index"], 1);
   EXPECT_NE(found[0].message.find("rank 1 never issued it"), std::string::npos) << found[0].message;
   EXPECT_EQ(found[0].evidence["stacks"].size(), 2u);  // rank 0's #1, rank 1's last call
+}
+
+// pytorch-ignite's cifar10 example under torchrun over gloo, its dataset
+// unreadable on rank 0: rank 0 raised in get_dataflow (exit status 1, from
+// sys.excepthook) before the barrier rank 1 then entered, and torchrun
+// killed rank 1. The exception is the story; rank 0 skipped nothing.
+TEST(CrossRank, RankThatFailedBeforeACollectiveDidNotSkipIt) {
+  Synth failed(0, 1), waiting(1, 2);
+  const uint64_t sa = failed.stack("main.py", 201), sb = waiting.stack("main.py", 201);
+  failed.in_op("c10d::barrier", [&] { failed.issue(100, "c10d::barrier", {}, 0, sa, 0, ""); });
+  for (int k = 0; k < 2; ++k)
+    waiting.in_op("c10d::barrier",
+                  [&] { waiting.issue(100 + k, "c10d::barrier", {}, 0, sb, 0, ""); });
+  failed.exit_status = 1;
+  std::vector<ProcessAnalysis> ranks;
+  ranks.push_back(failed.analyze());
+  ranks.push_back(waiting.analyze(/*clean_end=*/false));
+  EXPECT_EQ(ranks[0].exit_status, 1u);
+  for (const Finding& f : collective_mismatches(view(ranks))) ADD_FAILURE() << f.message;
+  // The failure is said, as an incomplete recording.
+  const auto warnings = incomplete_warnings(ranks);
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.rfind("process_failed: exited with status 1", 0) == 0;
+  }));
+}
+
+// Three ranks: rank 0 fails, and the launcher kills ranks 1 and 2 wherever
+// each was (one all-reduce apart: no hang, just timing). A real divergence
+// before the failure is still reported, and names who stopped.
+TEST(CrossRank, RanksKilledAfterAPeerFailedStoppedButARealDivergenceStays) {
+  auto all_reduces = [](Synth& x, int n) {
+    for (int k = 0; k < n; ++k)
+      x.in_op("c10d::allreduce_", [&] {
+        x.issue(100 + k, "c10d::allreduce_", {}, 64, x.stack("train.py", 40), 0, "");
+      });
+  };
+  Synth s0(0, 10), s1(1, 11), s2(2, 12);
+  all_reduces(s0, 1);
+  all_reduces(s1, 4);
+  all_reduces(s2, 3);
+  s0.exit_status = 1;
+  std::vector<ProcessAnalysis> ranks;
+  ranks.push_back(s0.analyze());
+  ranks.push_back(s1.analyze(/*clean_end=*/false));
+  ranks.push_back(s2.analyze(/*clean_end=*/false));
+  for (const Finding& f : collective_mismatches(view(ranks))) ADD_FAILURE() << f.message;
+
+  // Rank 2's second call was a broadcast where rank 1's was an all-reduce:
+  // a divergence, and rank 0 had stopped before it.
+  Synth d0(0, 20), d1(1, 21), d2(2, 22);
+  all_reduces(d0, 1);
+  all_reduces(d1, 2);
+  d2.in_op("c10d::allreduce_",
+           [&] { d2.issue(100, "c10d::allreduce_", {}, 64, d2.stack("train.py", 40), 0, ""); });
+  d2.in_op("c10d::broadcast_",
+           [&] { d2.issue(101, "c10d::broadcast_", {}, 64, d2.stack("train.py", 60), 0, ""); });
+  d0.exit_status = 1;
+  std::vector<ProcessAnalysis> diverged;
+  diverged.push_back(d0.analyze());
+  diverged.push_back(d1.analyze(/*clean_end=*/false));
+  diverged.push_back(d2.analyze(/*clean_end=*/false));
+  const auto found = collective_mismatches(view(diverged));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].evidence["index"], 1);
+  EXPECT_NE(found[0].message.find("rank 2 issued c10d::broadcast_"), std::string::npos)
+      << found[0].message;
+  EXPECT_NE(found[0].message.find("rank 0 stopped before it (exited with status 1)"),
+            std::string::npos)
+      << found[0].message;
 }
 
 // A pipeline: rank 0 sends each micro-batch's activations while rank 1

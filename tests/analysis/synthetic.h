@@ -177,7 +177,9 @@ class Synth {
                                                       format::list_of<uint64_t>(tensors), 0, how});
   }
 
-  std::vector<uint8_t> bytes(bool clean_end = true) { return builder_.finish(clean_end); }
+  std::vector<uint8_t> bytes(bool clean_end = true) {
+    return builder_.finish(clean_end, exit_status);
+  }
 
   ProcessAnalysis analyze(bool clean_end = true, AnalysisOptions options = {}) {
     data_ = bytes(clean_end);
@@ -193,6 +195,7 @@ class Synth {
 
   format::TraceBuilder& builder() { return builder_; }
   uint64_t stream = 1;
+  uint64_t exit_status = 0;  // the end record's, for a clean end
 
  private:
   static format::HeaderFields header(int64_t rank, uint64_t pid, const std::string& run_id,

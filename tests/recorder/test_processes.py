@@ -6,9 +6,10 @@ import subprocess
 
 import pytest
 
-from conftest import run_script
+from conftest import analyze, run_script
 
-GLOO = """
+# Starts two ranks of this file over gloo, as torchrun would.
+TWO_GLOO_RANKS = """
 import os, socket, subprocess, sys
 import torch
 import torch.distributed as dist
@@ -21,6 +22,9 @@ if "RANK" not in os.environ:
     sys.exit(max(p.wait() for p in procs))
 
 dist.init_process_group("gloo")
+"""
+
+GLOO = TWO_GLOO_RANKS + """
 t = torch.ones(1000)
 work = dist.all_reduce(t, async_op=True)
 memlife.mark("issued")
@@ -53,6 +57,38 @@ def test_gloo_collectives_are_issued_with_their_tensors(tmp_path):
         assert gather["bytes"] == 8000 and len(gather["outputs"]) == 2
         assert not gather["flags"] & 1
         assert tensor in gather["inputs"]
+
+
+# Rank 0 raises before a barrier that rank 1 enters (pytorch-ignite's
+# cifar10 example did, its dataset unreadable on rank 0); rank 1's barrier
+# then fails as its peer is gone. Both fail: neither skipped a collective.
+RANK_FAILS = TWO_GLOO_RANKS + """
+dist.barrier()
+if dist.get_rank() == 0:
+    raise RuntimeError("rank 0 cannot read its dataset")
+dist.barrier()
+"""
+
+
+def test_a_rank_that_fails_is_no_collective_mismatch(tmp_path):
+    proc, traces = run_script(tmp_path, RANK_FAILS, timeout=240, python_path=False)
+    assert proc.returncode != 0
+    assert "rank 0 cannot read its dataset" in proc.stderr
+    ranks = _rank_traces(traces)
+    # The uncaught exception's exit status, from sys.excepthook (exit()
+    # tells no atexit handler).
+    assert [t.one("end")["exit_status"] for t in ranks] == [1, 1], proc.stderr
+    report = analyze(tmp_path / "traces", tmp_path)
+    assert [f["kind"] for f in report["findings"]] == [], report["findings"]
+    failed = [w for w in report["warnings"] if w.startswith("process_failed: exited with status 1")]
+    assert len(failed) == 2, report["warnings"]
+
+
+def test_a_clean_exit_has_status_0(tmp_path):
+    proc, traces = run_script(tmp_path, EXIT_CENSUS, python_path=False)
+    assert proc.returncode == 0, proc.stderr
+    (t,) = traces
+    assert t.one("end")["exit_status"] == 0
 
 
 def _preload_path():
