@@ -3,7 +3,8 @@
 # device call (after scripts/device/prepare_libraries.sh here): gpytorch's
 # own example tests that have CUDA variants (only those: the CPU ones run
 # here), pytorch_geometric's examples on generated Cora, botorch's
-# tutorials, torchdiffeq's ODE demo with and without the adjoint. Analyzed
+# tutorials, torchdiffeq's ODE demo with and without the adjoint,
+# pytorch-ignite's examples, torchrl's DQN, stable-baselines3's tests. Analyzed
 # there by the carried analyzer: $OUT/reports.tgz (reports and outputs),
 # $OUT/small_traces.tgz.
 # ONLY="name ..." records just those scenarios.
@@ -11,7 +12,21 @@ source "$(dirname "$0")/common.sh"
 L=$ROOT/.whl/ext/libs
 python3 -c "import pytest" 2> /dev/null ||
   pip install -q --no-index --no-deps --target /tmp/ml-libext $L/wheels/*.whl
+# The RL and ignite libraries, each only where the image lacks it (an
+# image's own copy and its dependencies come first).
+need() {
+  local module=$1; shift
+  python3 -c "import $module" 2> /dev/null && return 0
+  for w in "$@"; do pip install -q --no-index --no-deps --target /tmp/ml-libext $L/rl_wheels/$w-*.whl; done
+}
+need torchrl torchrl tensordict hoptorch pyvers orjson
+need ignite pytorch_ignite
+need stable_baselines3 stable_baselines3
+need gymnasium gymnasium farama_notifications cloudpickle
+need hydra hydra_core omegaconf antlr4_python3_runtime
+need fire fire termcolor
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:/tmp/ml-libext
+python3 -c 'import torchrl, tensordict, ignite, stable_baselines3; print("torchrl", torchrl.__version__, "tensordict", tensordict.__version__, "ignite", ignite.__version__, "stable_baselines3", stable_baselines3.__version__)'
 export STACKS=${STACKS:-python} TMO=${TMO:-200} SUMARGS=--quiet
 python3 -c 'import gpytorch, linear_operator, torch_geometric, torchdiffeq; print("gpytorch", gpytorch.__version__, "linear_operator", linear_operator.__version__, "torch_geometric", torch_geometric.__version__)'
 cat $L/REVISIONS
@@ -45,6 +60,30 @@ done
 say "torchdiffeq's ODE demo on CUDA"
 in_dir $L/torchdiffeq/examples ode_demo_cuda python3 ode_demo.py --niters 200 --test_freq 50
 in_dir $L/torchdiffeq/examples ode_demo_adjoint_cuda python3 ode_demo.py --niters 200 --test_freq 50 --adjoint
+
+say "pytorch-ignite's MNIST and CIFAR-10 examples on CUDA (synthetic data)"
+# MNIST in torchvision's raw format; CIFAR-10 in its pickled batches, whose
+# md5 the sitecustomize.py written beside them waives.
+python3 $ROOT/scripts/external/make_mnist.py $L/ignite/mnist
+python3 $ROOT/scripts/external/make_cifar10.py $L/cifar10 $L/cifar10_patch
+in_dir $L/ignite/mnist ig_mnist_cuda python3 mnist.py --epochs 2
+C10="run --data_path $L/cifar10 --output_path /tmp/ig_c10 --batch_size 64 --num_workers 2
+  --num_epochs 3 --num_warmup_epochs 1 --validate_every 1 --checkpoint_every 10"
+# shellcheck disable=SC2086 # C10 is a list of arguments
+PYTHONPATH=$PYTHONPATH:$L/cifar10_patch in_dir $L/ignite/cifar10 ig_cifar10_cuda python3 main.py $C10
+# shellcheck disable=SC2086
+PYTHONPATH=$PYTHONPATH:$L/cifar10_patch in_dir $L/ignite/cifar10 ig_cifar10_amp_cuda \
+  python3 main.py $C10 --with_amp True
+
+say "torchrl's DQN on CartPole, on CUDA"
+in_dir $L/torchrl/dqn rl_dqn_cartpole_cuda python3 dqn_cartpole.py collector.total_frames=20000 \
+  collector.init_random_frames=2000 collector.annealing_frames=10000 logger.backend=csv \
+  logger.test_interval=10000 loss.num_updates=20 hydra.run.dir=/tmp/rl_dqn
+
+say "stable-baselines3's own tests (device auto: CUDA)"
+for t in test_run test_save_load test_her; do
+  in_dir $L sb3_${t}_cuda python3 -m pytest -q -x -p no:cacheprovider sb3_tests/$t.py
+done
 
 # Their traces are too large to come back whole (64 MiB a call): this
 # checkout's analyzer, carried (prepare_libraries.sh), analyzes them here
