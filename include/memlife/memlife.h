@@ -81,6 +81,15 @@ MEMLIFE_API void memlife_holder(const void* address, const char* path);
 #define MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN "memlife.exit gc.collect begin"
 #define MEMLIFE_HOLDER_EXIT_COLLECT_END "memlife.exit gc.collect end"
 
+/* Labels of the marks around each torchmetrics Metric.reset() call: a
+ * list-state metric (AUROC, average precision) keeps every batch it was
+ * updated with until reset(), by design. Growth that a reset freed was the
+ * accumulation of a period the program chose (Lightning resets a logged
+ * metric at each epoch's end), not a leak; one never reset is
+ * (torchmetrics#1949). */
+#define MEMLIFE_METRIC_RESET_BEGIN "memlife.metric reset begin"
+#define MEMLIFE_METRIC_RESET_END "memlife.metric reset end"
+
 /* Asks for a census of live tensors and storages now. */
 MEMLIFE_API void memlife_census(void);
 

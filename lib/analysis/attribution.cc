@@ -259,6 +259,16 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
                   "freed it, the program's collector had not yet (disabled by gc.disable(), or no "
                   "full collection due)"}};
     }
+    // Named or not (its holder is the metric's state), growth that a
+    // metric's reset() freed grew for the period the program chose.
+    const uint64_t reset = f.evidence.value("freed_by_metric_reset_bytes", uint64_t{0});
+    if (entry.is_null() && reset != 0 &&
+        reset * 10 >= f.evidence.value("retained_bytes", uint64_t{0}) * 9)
+      entry = {{"why", "metric_reset"},
+               {"reason",
+                "a metric's accumulated state: torchmetrics keeps every update of a list-state "
+                "metric until reset(), and the program reset it (Lightning does at each epoch's "
+                "end), so it grew for the period the program chose"}};
     if (entry.is_null()) {
       kept.push_back(std::move(f));
       continue;

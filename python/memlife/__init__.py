@@ -323,6 +323,43 @@ def _install_comm_hook_marks() -> bool:
     return True
 
 
+# The labels of the marks around torchmetrics' Metric.reset():
+# MEMLIFE_METRIC_RESET_BEGIN and _END of include/memlife/memlife.h (a test
+# compares).
+METRIC_RESET_BEGIN = "memlife.metric reset begin"
+METRIC_RESET_END = "memlife.metric reset end"
+
+
+def _install_metric_reset_marks() -> bool:
+    """Marks each torchmetrics Metric.reset() call, once torchmetrics is
+    imported: what a reset frees is a list-state metric's accumulation, kept
+    by design until the reset the program chose (each epoch's end under
+    Lightning), which the analyzer tells apart from a leak."""
+    if not active():
+        return False
+    after_import("torchmetrics", _mark_metric_resets)
+    return True
+
+
+def _mark_metric_resets(torchmetrics) -> None:
+    metric = getattr(torchmetrics, "Metric", None)
+    if metric is None or getattr(metric.reset, "_memlife_wrapped", False):
+        return
+    mark = _api.lib.memlife_mark
+    begin, end = METRIC_RESET_BEGIN.encode(), METRIC_RESET_END.encode()
+
+    def marking(reset):
+        def marked_reset(self, *args, **kwargs):
+            mark(begin)
+            try:
+                return reset(self, *args, **kwargs)
+            finally:
+                mark(end)
+        return marked_reset
+
+    _wrap(metric, "reset", marking)
+
+
 # The labels of the marks around a backward pass: MEMLIFE_BACKWARD_BEGIN and
 # MEMLIFE_BACKWARD_END of include/memlife/memlife.h (a test compares).
 BACKWARD_BEGIN = "memlife.backward begin"
@@ -477,7 +514,7 @@ def install_hooks() -> bool:
     ok = True
     for install in (_install_holder_walk, _install_exit_census, _install_exit_status,
                     _install_work_wait, _install_set_rank, _install_comm_hook_marks,
-                    _install_backward_marks):
+                    _install_backward_marks, _install_metric_reset_marks):
         try:
             ok = install() and ok
         except Exception:

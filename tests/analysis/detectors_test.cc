@@ -469,6 +469,36 @@ TEST(StepGrowth, CollectiveBuffersTheProgramKeepsAreALeak) {
   EXPECT_TRUE(p.growth_set_aside.empty());
 }
 
+// A torchmetrics list-state metric (AUROC) updated at each of one epoch's
+// steps keeps every batch's predictions. Under Lightning its reset() at the
+// epoch's end frees them (lightning_auroc_one_epoch in the corpus); never
+// reset, they stay (torchmetrics#1949, torchmetrics_never_reset).
+ProcessAnalysis metric_state_growing(bool reset_at_the_end) {
+  Synth s;
+  const uint64_t update = s.stack("train.py", 15, "training_step");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4096, update);
+    s.step(step);
+  }
+  if (reset_at_the_end) s.label(MEMLIFE_METRIC_RESET_BEGIN);
+  for (uint64_t step = 1; step <= 8; ++step) s.free(kA + step * 0x10000);
+  if (reset_at_the_end) s.label(MEMLIFE_METRIC_RESET_END);
+  return s.analyze();
+}
+
+TEST(StepGrowth, MetricStateItsResetFreedIsSetAside) {
+  const ProcessAnalysis p = metric_state_growing(true);
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["why"], "metric_reset");
+}
+
+TEST(StepGrowth, MetricStateNoResetFreedIsALeak) {
+  const ProcessAnalysis p = metric_state_growing(false);
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
 TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {
   Synth s;
   const uint64_t fwd = s.stack("train.py", 12, "forward");

@@ -45,6 +45,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "hf_bert_loop": PYTHON_LAUNCH,
     "torchvision_resnet": PYTHON_LAUNCH,
     "lightning_trainer": PYTHON_LAUNCH,
+    "lightning_auroc_one_epoch": PYTHON_LAUNCH,
     "compiled_loop": PYTHON_LAUNCH,
     "ddp_gloo": TORCHRUN_LAUNCH,
     "fsdp2_gloo": TORCHRUN_LAUNCH,
