@@ -43,34 +43,19 @@ class _Api:
             lib.memlife_trace_path.restype = ctypes.c_char_p
         except AttributeError:  # a recorder older than memlife.record()
             pass
-        try:
-            fn = lib.memlife_work_wait
-            fn.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t]
+        # Functions a recorder older than this module may lack: None then.
+        self.work_wait = self._optional(
+            "memlife_work_wait", [ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t])
+        self.set_rank = self._optional("memlife_set_rank", [ctypes.c_int, ctypes.c_int])
+        self.python_hooks = self._optional("memlife_python_hooks", [ctypes.c_int])
+        self.exit_status = self._optional("memlife_exit_status", [ctypes.c_int])
+
+    def _optional(self, name, argtypes):
+        fn = getattr(self.lib, name, None)
+        if fn is not None:
+            fn.argtypes = argtypes
             fn.restype = None
-            self.work_wait = fn
-        except AttributeError:
-            pass
-        try:
-            fn = lib.memlife_set_rank
-            fn.argtypes = [ctypes.c_int, ctypes.c_int]
-            fn.restype = None
-            self.set_rank = fn
-        except AttributeError:
-            pass
-        try:
-            fn = lib.memlife_python_hooks
-            fn.argtypes = [ctypes.c_int]
-            fn.restype = None
-            self.python_hooks = fn
-        except AttributeError:
-            pass
-        try:
-            fn = lib.memlife_exit_status
-            fn.argtypes = [ctypes.c_int]
-            fn.restype = None
-            self.exit_status = fn
-        except AttributeError:
-            pass
+        return fn
 
 
 _api = _Api()
