@@ -239,8 +239,15 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
       if (lead != nullptr && in_bounded * 10 >= named * 9) {
         const std::string path = lead->value("path", "");
         const std::string bound = bound_of(path);
+        // An epoch-wise ignite metric (the walk writes its engine's
+        // epoch_length) is emptied by its engine, other bounds by the
+        // container itself.
+        const bool per_epoch = bound.starts_with("epoch_length=");
         entry = {{"why", "bounded"},
-                 {"reason", "bounded: its container evicts by itself, " + bound},
+                 {"reason", std::string(per_epoch ? "bounded: its engine resets it at each "
+                                                    "epoch's start, "
+                                                  : "bounded: its container evicts by itself, ") +
+                                bound},
                  {"path", path},
                  {"bound", bound}};
         if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];

@@ -33,6 +33,7 @@ import sys
 import sysconfig
 import time
 import types
+import weakref
 
 from memlife.autoload.memlife_after_import import after_import
 
@@ -299,6 +300,11 @@ class _Walk:
         if isinstance(obj, torch.optim.LBFGS):
             # Its state keeps the last history_size curvature pairs.
             path += f"<LBFGS history_size={obj.param_groups[0]['history_size']}>"
+        epoch_length = _ignite_epoch_length(obj)
+        if epoch_length:
+            # An epoch-wise ignite metric (ROC_AUC, any EpochMetric) keeps
+            # each batch of the epoch; its engine resets it at the next.
+            path += f"<{type(obj).__name__} epoch_length={epoch_length}>"
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
             for k, v in list(attrs.items()):
@@ -897,6 +903,48 @@ def stepped(lib) -> None:
         walk_into(lib)
 
 
+# pytorch-ignite metrics attached to an engine: metric -> a weak reference
+# to the engine (Metric.attach is wrapped once ignite.metrics is imported).
+_ignite_engines: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _note_ignite_attaches(metrics_module) -> None:
+    metric_class = getattr(metrics_module, "Metric", None)
+    original = getattr(metric_class, "attach", None)
+    if original is None or getattr(original, "_memlife_wrapped", False):
+        return
+
+    @functools.wraps(original)
+    def attach(self, engine, *args, **kwargs):
+        result = original(self, engine, *args, **kwargs)
+        try:
+            _ignite_engines[self] = weakref.ref(engine)
+        except TypeError:  # not weakly referable
+            pass
+        return result
+
+    attach._memlife_wrapped = True
+    metric_class.attach = attach
+
+
+def _ignite_epoch_length(obj) -> int:
+    """The epoch length of the engine that resets ignite metric `obj` at
+    each epoch's start (Metric.attach registers its `started`, a reset, on
+    EPOCH_STARTED); 0 when obj is no such metric."""
+    metrics_module = sys.modules.get("ignite.metrics")
+    if metrics_module is None or not isinstance(obj, metrics_module.Metric):
+        return 0
+    engine_ref = _ignite_engines.get(obj)
+    engine = engine_ref() if engine_ref is not None else None
+    if engine is None:
+        return 0
+    events = sys.modules["ignite.engine"].Events
+    if not engine.has_event_handler(obj.started, events.EPOCH_STARTED):
+        return 0
+    epoch_length = getattr(engine.state, "epoch_length", None)
+    return epoch_length if isinstance(epoch_length, int) and epoch_length > 0 else 0
+
+
 def install(lib) -> bool:
     """Registers the step and exit walks once torch.optim is loaded; True
     when they are in place or will be."""
@@ -905,6 +953,7 @@ def install(lib) -> bool:
         return True
     if not _enabled():
         return False
+    after_import("ignite.metrics", _note_ignite_attaches)
     module = sys.modules.get(_OPTIMIZER_MODULE)
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is None:

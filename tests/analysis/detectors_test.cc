@@ -412,6 +412,21 @@ TEST(StepGrowth, AnyDeclaredBoundCounts) {
   EXPECT_EQ(p.growth_set_aside[0]["bound"], "history_size=100");
 }
 
+TEST(StepGrowth, EpochWiseIgniteMetricIsBoundedByItsEngine) {
+  // An ignite EpochMetric attached to an engine keeps the epoch's batches;
+  // the engine resets it at the next epoch's start (ignite_epoch_metric_
+  // one_epoch in the corpus: one epoch, so still held at exit).
+  const ProcessAnalysis p = growth_held_partly_by(
+      "__main__.trainer._event_handlers[*][*][*]<method started>.__self__<ROC_AUC "
+      "epoch_length=48>._predictions",
+      8);
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["bound"], "epoch_length=48");
+  EXPECT_EQ(p.growth_set_aside[0]["reason"],
+            "bounded: its engine resets it at each epoch's start, epoch_length=48");
+}
+
 TEST(StepGrowth, SummarySaysWhatGrowthWasSetAside) {
   std::vector<ProcessAnalysis> ps = {growth_held_partly_by_a_bounded_deque(8)};
   const nlohmann::json r = make_report(ps);

@@ -81,3 +81,40 @@ def test_hooks_are_walked_through_closures_and_bound_instances(tmp_path):
     named = {re.sub(r"_hooks\[\d+\]", "_hooks[*]", label) for label in labels}
     assert "__main__.model._forward_hooks[*]<method save>.__self__.outputs[0]" in named, labels
     assert "__main__.model.weight._backward_hooks[*]<function <lambda>>.grads[0]" in named, labels
+
+
+# pytorch-ignite: an epoch-wise metric attached to an engine (its `started`,
+# a reset, runs at each EPOCH_STARTED) holds at most the epoch's batches, and
+# the walk writes that bound; the same metric updated by hand and never
+# reset is an unbounded list.
+IGNITE_METRICS = """
+    import torch, torch.nn as nn
+    from ignite.contrib.metrics import ROC_AUC
+    from ignite.engine import Engine
+
+    attached, by_hand = ROC_AUC(), ROC_AUC()
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(engine, batch):
+        out = model(batch).squeeze(1)
+        out.sum().backward()
+        opt.step()
+        probs, target = torch.sigmoid(out.detach()), (batch[:, 0] > 0).long()
+        by_hand.update((probs.clone(), target.clone()))
+        return probs, target
+
+    trainer = Engine(step)
+    attached.attach(trainer, "auc")
+    trainer.run([torch.randn(16, 8) for _ in range(5)], max_epochs=1)
+"""
+
+
+def test_an_engines_epoch_metric_is_walked_with_its_epoch_bound(tmp_path):
+    proc, traces = run_script(tmp_path, IGNITE_METRICS)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trace,) = traces
+    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    # Reached through the program's global first, the bound is still known.
+    assert "__main__.attached<ROC_AUC epoch_length=5>._predictions[4]" in labels, labels
+    assert "__main__.by_hand._predictions[4]" in labels, labels
