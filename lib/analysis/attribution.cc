@@ -214,6 +214,16 @@ std::string bound_of(std::string_view path) {
   return {};
 }
 
+// What keeps a container within the bound the walk wrote.
+std::string what_bounds(std::string_view bound) {
+  // An epoch-wise ignite metric: its engine's epoch_length.
+  if (bound.starts_with("epoch_length=")) return "its engine resets it at each epoch's start";
+  // A dataset's per-sample cache: its dataset's length.
+  if (bound.starts_with("dataset_len="))
+    return "a dataset's cache keyed by sample index, one entry per sample at most";
+  return "its container evicts by itself";
+}
+
 }  // namespace
 
 nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
@@ -239,15 +249,8 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
       if (lead != nullptr && in_bounded * 10 >= named * 9) {
         const std::string path = lead->value("path", "");
         const std::string bound = bound_of(path);
-        // An epoch-wise ignite metric (the walk writes its engine's
-        // epoch_length) is emptied by its engine, other bounds by the
-        // container itself.
-        const bool per_epoch = bound.starts_with("epoch_length=");
         entry = {{"why", "bounded"},
-                 {"reason", std::string(per_epoch ? "bounded: its engine resets it at each "
-                                                    "epoch's start, "
-                                                  : "bounded: its container evicts by itself, ") +
-                                bound},
+                 {"reason", "bounded: " + what_bounds(bound) + ", " + bound},
                  {"path", path},
                  {"bound", bound}};
         if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];

@@ -307,8 +307,14 @@ class _Walk:
             path += f"<{type(obj).__name__} epoch_length={epoch_length}>"
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
+            samples = _dataset_length(torch, obj)
             for k, v in list(attrs.items()):
                 if k in ("_parameters", "_buffers", "_modules") and isinstance(obj, torch.nn.Module):
+                    continue
+                if samples and _keyed_by_sample(v, samples):
+                    # A dataset's per-sample cache (a sample memoized on
+                    # first use): at most one entry per sample.
+                    self.push(v, f"{path}.{k}<dict dataset_len={samples}>")
                     continue
                 self.push(v, f"{path}.{k}")
         # What a C type holds (an lru_cache's cache, a cell): its referents.
@@ -901,6 +907,25 @@ def stepped(lib) -> None:
     n = _walk_schedule[0]
     if n & (n - 1) == 0:  # log-many walks
         walk_into(lib)
+
+
+def _dataset_length(torch, obj) -> int:
+    """len(obj) for a map-style torch Dataset, else 0."""
+    if not isinstance(obj, torch.utils.data.Dataset) or not hasattr(type(obj), "__len__"):
+        return 0
+    try:
+        length = len(obj)
+    except Exception:
+        return 0
+    return length if isinstance(length, int) and length > 0 else 0
+
+
+def _keyed_by_sample(value, samples) -> bool:
+    """Whether value is a dict whose keys are all sample indices of a
+    dataset of `samples` samples (so it holds at most that many entries)."""
+    if not isinstance(value, dict) or not value or len(value) > samples:
+        return False
+    return all(type(k) is int and 0 <= k < samples for k in list(value))
 
 
 # pytorch-ignite metrics attached to an engine: metric -> a weak reference

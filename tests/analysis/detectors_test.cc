@@ -427,6 +427,17 @@ TEST(StepGrowth, EpochWiseIgniteMetricIsBoundedByItsEngine) {
             "bounded: its engine resets it at each epoch's start, epoch_length=48");
 }
 
+TEST(StepGrowth, DatasetsPerSampleCacheIsBoundedByItsLength) {
+  // A short run over a Dataset that memoizes samples by index
+  // (dataset_memo_cache_short_run in the corpus).
+  const ProcessAnalysis p = growth_held_partly_by("main().data.cache<dict dataset_len=2048>", 8);
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["reason"],
+            "bounded: a dataset's cache keyed by sample index, one entry per sample at most, "
+            "dataset_len=2048");
+}
+
 TEST(StepGrowth, SummarySaysWhatGrowthWasSetAside) {
   std::vector<ProcessAnalysis> ps = {growth_held_partly_by_a_bounded_deque(8)};
   const nlohmann::json r = make_report(ps);

@@ -64,6 +64,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "ddp_unused_params_objects": TORCHRUN_LAUNCH,
     "fsdp2_ckpt_accum": TORCHRUN_LAUNCH,
     "dataset_memo_cache": PYTHON_LAUNCH,
+    "dataset_memo_cache_short_run": PYTHON_LAUNCH,
     "rl_replay_buffer": PYTHON_LAUNCH,
     "best_model_snapshot": PYTHON_LAUNCH,
     "hf_trainer_eval_metrics": PYTHON_LAUNCH,

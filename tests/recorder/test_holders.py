@@ -118,3 +118,41 @@ def test_an_engines_epoch_metric_is_walked_with_its_epoch_bound(tmp_path):
     # Reached through the program's global first, the bound is still known.
     assert "__main__.attached<ROC_AUC epoch_length=5>._predictions[4]" in labels, labels
     assert "__main__.by_hand._predictions[4]" in labels, labels
+
+
+# A Dataset's dict keyed by sample index holds one entry per sample at most:
+# the walk writes the dataset's length as its bound. What else the dataset
+# keeps (a list it appends to, a dict keyed otherwise) has none.
+DATASET_CACHES = """
+    import torch
+    from torch.utils.data import Dataset
+
+    class Cached(Dataset):
+        def __init__(self):
+            self.cache, self.seen, self.by_name = {}, [], {}
+
+        def __len__(self):
+            return 10
+
+        def __getitem__(self, i):
+            self.cache[i] = torch.full((8,), float(i))
+            self.seen.append(torch.zeros(4))
+            self.by_name[f"sample{i}"] = torch.ones(2)
+            return self.cache[i]
+
+    data = Cached()
+    for i in (3, 7):
+        data[i]
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    opt.step()  # memlife walks the holders after step 1
+"""
+
+
+def test_a_datasets_per_sample_cache_is_walked_with_its_length(tmp_path):
+    proc, traces = run_script(tmp_path, DATASET_CACHES)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trace,) = traces
+    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    assert "__main__.data.cache<dict dataset_len=10>[7]" in labels, labels
+    assert "__main__.data.seen[1]" in labels, labels
+    assert "__main__.data.by_name['sample7']" in labels, labels
