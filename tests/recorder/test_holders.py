@@ -4,6 +4,11 @@ import re
 
 from conftest import run_script
 
+def _holder_paths(trace):
+    """The paths the walks wrote (each holder mark's first line)."""
+    return {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+
+
 # A graph compiled with freezing keeps its parameters as globals of the
 # module inductor generated and loaded from its cache directory. The
 # generated module also holds the graph's kernels: objects the walk must not
@@ -38,7 +43,7 @@ def test_compiled_code_is_walked_for_its_tensors_only(tmp_path):
                               timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (trace,) = traces
-    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    labels = _holder_paths(trace)
     assert "__main__.kept[0]" in labels, labels
     # The frozen parameters are named, by the generated module's global.
     assert any("._frozen_param" in label for label in labels), labels
@@ -76,7 +81,7 @@ def test_hooks_are_walked_through_closures_and_bound_instances(tmp_path):
     proc, traces = run_script(tmp_path, HOOKS)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (trace,) = traces
-    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    labels = _holder_paths(trace)
     # Hook dicts are keyed by handle ids: any id.
     named = {re.sub(r"_hooks\[\d+\]", "_hooks[*]", label) for label in labels}
     assert "__main__.model._forward_hooks[*]<method save>.__self__.outputs[0]" in named, labels
@@ -114,7 +119,7 @@ def test_an_engines_epoch_metric_is_walked_with_its_epoch_bound(tmp_path):
     proc, traces = run_script(tmp_path, IGNITE_METRICS)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (trace,) = traces
-    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    labels = _holder_paths(trace)
     # Reached through the program's global first, the bound is still known.
     assert "__main__.attached<ROC_AUC epoch_length=5>._predictions[4]" in labels, labels
     assert "__main__.by_hand._predictions[4]" in labels, labels
@@ -152,7 +157,7 @@ def test_a_datasets_per_sample_cache_is_walked_with_its_length(tmp_path):
     proc, traces = run_script(tmp_path, DATASET_CACHES)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (trace,) = traces
-    labels = {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
+    labels = _holder_paths(trace)
     assert "__main__.data.cache<dict dataset_len=10>[7]" in labels, labels
     assert "__main__.data.seen[1]" in labels, labels
     assert "__main__.data.by_name['sample7']" in labels, labels
