@@ -90,6 +90,15 @@ MEMLIFE_API void memlife_holder(const void* address, const char* path);
 #define MEMLIFE_METRIC_RESET_BEGIN "memlife.metric reset begin"
 #define MEMLIFE_METRIC_RESET_END "memlife.metric reset end"
 
+/* Labels of the marks around the end of each of Lightning's training
+ * epochs (its fit loop's on_advance_end: the on_train_epoch_end hooks of
+ * the module and the callbacks, the logged metrics' reset). What is freed
+ * there was kept for the epoch, as Lightning's documentation does with
+ * `self.training_step_outputs`, cleared in on_train_epoch_end: bounded by
+ * the epoch, not a leak. */
+#define MEMLIFE_EPOCH_END_BEGIN "memlife.epoch_end begin"
+#define MEMLIFE_EPOCH_END_END "memlife.epoch_end end"
+
 /* Asks for a census of live tensors and storages now. */
 MEMLIFE_API void memlife_census(void);
 

@@ -214,6 +214,22 @@ std::string bound_of(std::string_view path) {
   return {};
 }
 
+// Growth freed inside one of step_growth's reset windows: its evidence
+// field, and why that is no leak.
+struct ResetReason {
+  const char* field;
+  const char* why;
+  const char* reason;
+};
+constexpr ResetReason kResets[] = {
+    {"freed_by_metric_reset_bytes", "metric_reset",
+     "a metric's accumulated state: torchmetrics keeps every update of a list-state metric until "
+     "reset(), and the program reset it (Lightning does at each epoch's end), so it grew for the "
+     "period the program chose"},
+    {"freed_at_epoch_end_bytes", "epoch_end",
+     "kept for the epoch and freed at its end (Lightning's on_train_epoch_end: its documented "
+     "self.training_step_outputs.clear()), so it grew for one epoch"}};
+
 // What keeps a container within the bound the walk wrote.
 std::string what_bounds(std::string_view bound) {
   // An epoch-wise ignite metric: its engine's epoch_length.
@@ -269,16 +285,14 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
                   "freed it, the program's collector had not yet (disabled by gc.disable(), or no "
                   "full collection due)"}};
     }
-    // Named or not (its holder is the metric's state), growth that a
-    // metric's reset() freed grew for the period the program chose.
-    const uint64_t reset = f.evidence.value("freed_by_metric_reset_bytes", uint64_t{0});
-    if (entry.is_null() && reset != 0 &&
-        reset * 10 >= f.evidence.value("retained_bytes", uint64_t{0}) * 9)
-      entry = {{"why", "metric_reset"},
-               {"reason",
-                "a metric's accumulated state: torchmetrics keeps every update of a list-state "
-                "metric until reset(), and the program reset it (Lightning does at each epoch's "
-                "end), so it grew for the period the program chose"}};
+    // Named or not, growth that the program emptied at a reset it chose
+    // (step_growth's reset windows) grew for that period, not without bound.
+    const uint64_t retained = f.evidence.value("retained_bytes", uint64_t{0});
+    for (const auto& [field, why, reason] : kResets) {
+      const uint64_t freed = f.evidence.value(field, uint64_t{0});
+      if (entry.is_null() && freed != 0 && freed * 10 >= retained * 9)
+        entry = {{"why", why}, {"reason", reason}};
+    }
     if (entry.is_null()) {
       kept.push_back(std::move(f));
       continue;

@@ -327,22 +327,52 @@ def _install_metric_reset_marks() -> bool:
 
 
 def _mark_metric_resets(torchmetrics) -> None:
-    metric = getattr(torchmetrics, "Metric", None)
-    if metric is None or getattr(metric.reset, "_memlife_wrapped", False):
+    _mark_calls(getattr(torchmetrics, "Metric", None), "reset", METRIC_RESET_BEGIN, METRIC_RESET_END)
+
+
+# The labels of the marks around the end of Lightning's training epochs:
+# MEMLIFE_EPOCH_END_BEGIN and _END of include/memlife/memlife.h (a test
+# compares).
+EPOCH_END_BEGIN = "memlife.epoch_end begin"
+EPOCH_END_END = "memlife.epoch_end end"
+_LIGHTNING_FIT_LOOPS = ("lightning.pytorch.loops.fit_loop", "pytorch_lightning.loops.fit_loop")
+
+
+def _install_epoch_end_marks() -> bool:
+    """Marks the end of each of Lightning's training epochs (the fit loop's
+    on_advance_end, which runs the on_train_epoch_end hooks), once Lightning
+    is imported: what a program kept for the epoch and frees there (the
+    documented `self.training_step_outputs.clear()`) was bounded by it."""
+    if not active():
+        return False
+    for name in _LIGHTNING_FIT_LOOPS:
+        after_import(name, _mark_epoch_ends)
+    return True
+
+
+def _mark_epoch_ends(fit_loop) -> None:
+    _mark_calls(getattr(fit_loop, "_FitLoop", None), "on_advance_end", EPOCH_END_BEGIN,
+                EPOCH_END_END)
+
+
+def _mark_calls(owner, name, begin_label, end_label) -> None:
+    """Wraps owner.NAME so that each call is marked begin_label ... end_label."""
+    method = getattr(owner, name, None)
+    if method is None or getattr(method, "_memlife_wrapped", False):
         return
     mark = _api.lib.memlife_mark
-    begin, end = METRIC_RESET_BEGIN.encode(), METRIC_RESET_END.encode()
+    begin, end = begin_label.encode(), end_label.encode()
 
-    def marking(reset):
-        def marked_reset(self, *args, **kwargs):
+    def marking(original):
+        def marked(self, *args, **kwargs):
             mark(begin)
             try:
-                return reset(self, *args, **kwargs)
+                return original(self, *args, **kwargs)
             finally:
                 mark(end)
-        return marked_reset
+        return marked
 
-    _wrap(metric, "reset", marking)
+    _wrap(owner, name, marking)
 
 
 # The labels of the marks around a backward pass: MEMLIFE_BACKWARD_BEGIN and
@@ -499,7 +529,8 @@ def install_hooks() -> bool:
     ok = True
     for install in (_install_holder_walk, _install_exit_census, _install_exit_status,
                     _install_work_wait, _install_set_rank, _install_comm_hook_marks,
-                    _install_backward_marks, _install_metric_reset_marks):
+                    _install_backward_marks, _install_metric_reset_marks,
+                    _install_epoch_end_marks):
         try:
             ok = install() and ok
         except Exception:

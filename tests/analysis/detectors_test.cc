@@ -499,16 +499,18 @@ TEST(StepGrowth, CollectiveBuffersTheProgramKeepsAreALeak) {
 // steps keeps every batch's predictions. Under Lightning its reset() at the
 // epoch's end frees them (lightning_auroc_one_epoch in the corpus); never
 // reset, they stay (torchmetrics#1949, torchmetrics_never_reset).
-ProcessAnalysis metric_state_growing(bool reset_at_the_end) {
+ProcessAnalysis metric_state_growing(bool reset_at_the_end,
+                                     const char* begin = MEMLIFE_METRIC_RESET_BEGIN,
+                                     const char* end = MEMLIFE_METRIC_RESET_END) {
   Synth s;
   const uint64_t update = s.stack("train.py", 15, "training_step");
   for (uint64_t step = 1; step <= 8; ++step) {
     s.alloc(kA + step * 0x10000, 4096, update);
     s.step(step);
   }
-  if (reset_at_the_end) s.label(MEMLIFE_METRIC_RESET_BEGIN);
+  if (reset_at_the_end) s.label(begin);
   for (uint64_t step = 1; step <= 8; ++step) s.free(kA + step * 0x10000);
-  if (reset_at_the_end) s.label(MEMLIFE_METRIC_RESET_END);
+  if (reset_at_the_end) s.label(end);
   return s.analyze();
 }
 
@@ -517,6 +519,16 @@ TEST(StepGrowth, MetricStateItsResetFreedIsSetAside) {
   EXPECT_TRUE(p.findings.empty());
   ASSERT_EQ(p.growth_set_aside.size(), 1u);
   EXPECT_EQ(p.growth_set_aside[0]["why"], "metric_reset");
+}
+
+// Lightning's documented self.training_step_outputs, cleared in
+// on_train_epoch_end (lightning_epoch_outputs_one_epoch in the corpus).
+TEST(StepGrowth, WhatAnEpochsEndFreedIsSetAside) {
+  const ProcessAnalysis p =
+      metric_state_growing(true, MEMLIFE_EPOCH_END_BEGIN, MEMLIFE_EPOCH_END_END);
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["why"], "epoch_end");
 }
 
 TEST(StepGrowth, MetricStateNoResetFreedIsALeak) {

@@ -46,6 +46,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "torchvision_resnet": PYTHON_LAUNCH,
     "lightning_trainer": PYTHON_LAUNCH,
     "lightning_auroc_one_epoch": PYTHON_LAUNCH,
+    "lightning_epoch_outputs_one_epoch": PYTHON_LAUNCH,
     "ignite_epoch_metric_one_epoch": PYTHON_LAUNCH,
     "compiled_loop": PYTHON_LAUNCH,
     "ddp_gloo": TORCHRUN_LAUNCH,

@@ -76,7 +76,7 @@ def test_incomplete_recording_fails_the_block(tmp_path):
 def test_mark_labels_are_the_documented_ones():
     # The labels the analyzer reads (memlife.h) and the Python side writes.
     header = (SOURCE / "include" / "memlife" / "memlife.h").read_text()
-    defined = dict(re.findall(r'#define (MEMLIFE_(?:BLOCK|COMM_HOOK|BACKWARD|HOLDER|METRIC)_\w+) "([^"]*)"',
+    defined = dict(re.findall(r'#define (MEMLIFE_(?:BLOCK|COMM_HOOK|BACKWARD|HOLDER|METRIC|EPOCH)_\w+) "([^"]*)"',
                               header))
     sys.path.insert(0, str(SOURCE / "python"))
     import memlife
@@ -92,7 +92,9 @@ def test_mark_labels_are_the_documented_ones():
                        "MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN": _holders.EXIT_COLLECT_BEGIN,
                        "MEMLIFE_HOLDER_EXIT_COLLECT_END": _holders.EXIT_COLLECT_END,
                        "MEMLIFE_METRIC_RESET_BEGIN": memlife.METRIC_RESET_BEGIN,
-                       "MEMLIFE_METRIC_RESET_END": memlife.METRIC_RESET_END}
+                       "MEMLIFE_METRIC_RESET_END": memlife.METRIC_RESET_END,
+                       "MEMLIFE_EPOCH_END_BEGIN": memlife.EPOCH_END_BEGIN,
+                       "MEMLIFE_EPOCH_END_END": memlife.EPOCH_END_END}
 
 
 def test_asking_for_a_block_the_trace_lacks_is_an_error():

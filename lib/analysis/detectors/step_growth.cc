@@ -137,13 +137,16 @@ class StepGrowth final : public Detector {
     const std::string_view label = m.str(r.label_string);
     if (label == MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN) in_exit_collection_ = true;
     if (label == MEMLIFE_HOLDER_EXIT_COLLECT_END) in_exit_collection_ = false;
-    if (label == MEMLIFE_METRIC_RESET_BEGIN) ++in_metric_reset_;
-    if (label == MEMLIFE_METRIC_RESET_END && in_metric_reset_ > 0) --in_metric_reset_;
+    for (ResetWindow& w : resets_) {
+      if (label == w.begin) ++w.depth;
+      if (label == w.end && w.depth > 0) --w.depth;
+    }
   }
 
   void on_free(const Model& m, const Allocation& a, const Storage*, const When&) override {
     if (in_exit_collection_) freed_by_exit_collection_.insert(a.at.seq);
-    if (in_metric_reset_ > 0) freed_by_metric_reset_.insert(a.at.seq);
+    for (ResetWindow& w : resets_)
+      if (w.depth > 0) w.freed.insert(a.at.seq);
     // The site it was counted in: an allocation made without a stack may
     // have been lent its tensor's stack since (Replayer::on_tensor).
     size_t found = sites_.size();
@@ -282,11 +285,16 @@ class StepGrowth final : public Detector {
         retained += r.bytes;
         if (collective_buffers_.count(r.alloc_seq)) in_collectives += r.bytes;
         if (freed_by_exit_collection_.count(r.alloc_seq)) collected += r.bytes;
-        if (freed_by_metric_reset_.count(r.alloc_seq)) reset += r.bytes;
+      }
+      for (const ResetWindow& w : resets_) {
+        uint64_t freed = 0;
+        for (const Finding::Retained& r : f.retains)
+          if (w.freed.count(r.alloc_seq)) freed += r.bytes;
+        if (freed != 0) f.evidence[w.evidence] = freed;
+        reset += freed;
       }
       if (in_collectives != 0) f.evidence["collective_buffer_bytes"] = in_collectives;
       if (collected != 0) f.evidence["freed_by_exit_collection_bytes"] = collected;
-      if (reset != 0) f.evidence["freed_by_metric_reset_bytes"] = reset;
       if (in_collectives != 0 || collected != 0 || reset != 0)
         f.evidence["retained_bytes"] = retained;
       const std::string line = site_line(m, stacks, sites_[lead.site]);
@@ -309,11 +317,19 @@ class StepGrowth final : public Detector {
   // freed: garbage on reference cycles, unreachable.
   std::unordered_set<uint64_t> freed_by_exit_collection_;
   bool in_exit_collection_ = false;
-  // Allocations that a torchmetrics Metric.reset() freed: a list-state
-  // metric's accumulation, kept by design until the reset (nested resets:
-  // a MetricCollection's).
-  std::unordered_set<uint64_t> freed_by_metric_reset_;
-  int in_metric_reset_ = 0;
+  // The marked calls in which a program empties what it kept for a period
+  // (memlife.h): what they free (allocations by sequence number) grew for
+  // that period, not without bound. Nested calls (a MetricCollection's
+  // reset of its metrics) count once.
+  struct ResetWindow {
+    std::string_view begin, end;
+    const char* evidence;  // the finding's evidence field for its bytes
+    std::unordered_set<uint64_t> freed;
+    int depth = 0;
+  };
+  ResetWindow resets_[2] = {
+      {MEMLIFE_METRIC_RESET_BEGIN, MEMLIFE_METRIC_RESET_END, "freed_by_metric_reset_bytes", {}},
+      {MEMLIFE_EPOCH_END_BEGIN, MEMLIFE_EPOCH_END_END, "freed_at_epoch_end_bytes", {}}};
   // A library's device buffer made before the first sampled mark and kept
   // to the end (cuBLAS's workspace, 32 MiB on an H100, made by the first
   // matmul and lent that call's stack) is no part of what its site's
