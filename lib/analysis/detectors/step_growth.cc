@@ -135,8 +135,6 @@ class StepGrowth final : public Detector {
   void on_mark(const Model& m, const format::MarkRecord& r, const When&) override {
     if (r.kind != MarkKind::kLabel) return;
     const std::string_view label = m.str(r.label_string);
-    if (label == MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN) in_exit_collection_ = true;
-    if (label == MEMLIFE_HOLDER_EXIT_COLLECT_END) in_exit_collection_ = false;
     for (ResetWindow& w : resets_) {
       if (label == w.begin) ++w.depth;
       if (label == w.end && w.depth > 0) --w.depth;
@@ -144,7 +142,6 @@ class StepGrowth final : public Detector {
   }
 
   void on_free(const Model& m, const Allocation& a, const Storage*, const When&) override {
-    if (in_exit_collection_) freed_by_exit_collection_.insert(a.at.seq);
     for (ResetWindow& w : resets_)
       if (w.depth > 0) w.freed.insert(a.at.seq);
     // The site it was counted in: an allocation made without a stack may
@@ -280,23 +277,20 @@ class StepGrowth final : public Detector {
       f.evidence["sites"] = lines;
       f.evidence["stacks"] = stack_list;
       f.evidence["stack_roles"] = roles;
-      uint64_t retained = 0, in_collectives = 0, collected = 0, reset = 0;
+      uint64_t retained = 0, in_collectives = 0, in_windows = 0;
       for (const Finding::Retained& r : f.retains) {
         retained += r.bytes;
         if (collective_buffers_.count(r.alloc_seq)) in_collectives += r.bytes;
-        if (freed_by_exit_collection_.count(r.alloc_seq)) collected += r.bytes;
       }
       for (const ResetWindow& w : resets_) {
         uint64_t freed = 0;
         for (const Finding::Retained& r : f.retains)
           if (w.freed.count(r.alloc_seq)) freed += r.bytes;
         if (freed != 0) f.evidence[w.evidence] = freed;
-        reset += freed;
+        in_windows += freed;
       }
       if (in_collectives != 0) f.evidence["collective_buffer_bytes"] = in_collectives;
-      if (collected != 0) f.evidence["freed_by_exit_collection_bytes"] = collected;
-      if (in_collectives != 0 || collected != 0 || reset != 0)
-        f.evidence["retained_bytes"] = retained;
+      if (in_collectives != 0 || in_windows != 0) f.evidence["retained_bytes"] = retained;
       const std::string line = site_line(m, stacks, sites_[lead.site]);
       f.message = "live bytes allocated at " + line +
                   (sites.size() > 1 ? " and " + std::to_string(sites.size() - 1) + " other site(s)"
@@ -313,21 +307,23 @@ class StepGrowth final : public Detector {
   // Allocations (by sequence number) whose storage was a collective's
   // input or output buffer.
   std::unordered_set<uint64_t> collective_buffers_;
-  // Allocations (by sequence number) that the exit walk's gc.collect()
-  // freed: garbage on reference cycles, unreachable.
-  std::unordered_set<uint64_t> freed_by_exit_collection_;
-  bool in_exit_collection_ = false;
-  // The marked calls in which a program empties what it kept for a period
-  // (memlife.h): what they free (allocations by sequence number) grew for
-  // that period, not without bound. Nested calls (a MetricCollection's
-  // reset of its metrics) count once.
+  // Marked windows (memlife.h) whose frees (allocations by sequence
+  // number) say what grew was no leak: the exit walk's gc.collect()
+  // (garbage on reference cycles, unreachable), and the calls in which a
+  // program empties what it kept for a period (it grew for that period,
+  // not without bound). Nested calls (a MetricCollection's reset of its
+  // metrics) count once.
   struct ResetWindow {
     std::string_view begin, end;
     const char* evidence;  // the finding's evidence field for its bytes
     std::unordered_set<uint64_t> freed;
     int depth = 0;
   };
-  ResetWindow resets_[2] = {
+  ResetWindow resets_[3] = {
+      {MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN,
+       MEMLIFE_HOLDER_EXIT_COLLECT_END,
+       "freed_by_exit_collection_bytes",
+       {}},
       {MEMLIFE_METRIC_RESET_BEGIN, MEMLIFE_METRIC_RESET_END, "freed_by_metric_reset_bytes", {}},
       {MEMLIFE_EPOCH_END_BEGIN, MEMLIFE_EPOCH_END_END, "freed_at_epoch_end_bytes", {}}};
   // A library's device buffer made before the first sampled mark and kept
