@@ -162,6 +162,12 @@ GPU_CORPUS = {
     "cuda_torchmetrics_reset": [],  # tests/corpus/leaky/torchmetrics_never_reset.py --fixed
     # never reset: the program printed "retained 184320" (its metric's states)
     "cuda_torchmetrics_never_reset": [("step_growth", 184_320)],
+    # one epoch whose state grows at every step and is freed only by the
+    # next epoch's start or the epoch's end hook (an H100, the sixth session
+    # of 2026-12-06): an ignite engine's epoch metrics, a Lightning module's
+    # training_step_outputs
+    "cuda_ignite_epoch_metric_one_epoch": [],
+    "cuda_lightning_epoch_outputs_one_epoch": [],
     # recorded with the backward marks (commit 1ae2f89, an H100): the clean
     # Grad-CAM
     "cuda_gradcam_hook_dict": [],
@@ -302,10 +308,13 @@ def corpus_set_aside(name):
 
 
 # What was found and is no leak: the NCCL fp16 comm hook's compressed
-# buffers (kept by ProcessGroupNCCL until its watchdog reaps the works) and
-# the replay buffer still filling.
+# buffers (kept by ProcessGroupNCCL until its watchdog reaps the works), the
+# replay buffer still filling, the ignite metrics bounded by their epoch,
+# the epoch's outputs Lightning's epoch-end hook frees.
 for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
-                  ("cuda_rl_replay_buffer", ["bounded"])]:
+                  ("cuda_rl_replay_buffer", ["bounded"]),
+                  ("cuda_ignite_epoch_metric_one_epoch", ["bounded"]),
+                  ("cuda_lightning_epoch_outputs_one_epoch", ["epoch_end"])]:
     got = corpus_set_aside(name)
     expect(got == why, f"corpus/{name}: growth set aside as {why}, got {got}")
 
