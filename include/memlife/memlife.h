@@ -126,15 +126,6 @@ MEMLIFE_API void memlife_set_rank(int rank, int world_size);
  * The Python module calls it from install_hooks(). */
 MEMLIFE_API void memlife_python_hooks(int installed);
 
-/* The status this process will exit with, for the trace's end record,
- * where the exit cannot say it: exit() (and a return from main) hands its
- * status to no atexit handler, while _exit() is seen with its status. The
- * Python hooks call it with 1 from sys.excepthook, as the interpreter exits
- * with 1 after an uncaught exception. The analyzer then knows the process
- * failed, and does not judge what it never did (a collective its peers
- * issued after it stopped). */
-MEMLIFE_API void memlife_exit_status(int status);
-
 /* For a recorder loaded into a process that is already running (dlopen,
  * as `memlife.record()` does, rather than LD_PRELOAD at start, with the
  * recorder's variables already in the environment): loads the torch plugin

@@ -44,8 +44,7 @@ struct ProcessAnalysis {
   std::vector<CollectiveCall> collectives;  // the calls, in issue order
   bool truncated = false;
   // The status the process exited with, as its end record says: that of
-  // _exit(), or 1 after an uncaught Python exception (memlife_exit_status);
-  // 0 for other exits, whose status no atexit handler sees.
+  // exit() (Python's sys.exit(N), 1 after an uncaught exception) or _exit().
   uint64_t exit_status = 0;
   bool damaged = false;  // reading stopped at a bad chunk or record
   std::string stop_reason;

@@ -145,8 +145,6 @@ void memlife_python_hooks(int installed) {
                          installed ? "python hooks installed" : "python hooks not installed");
 }
 
-void memlife_exit_status(int status) { set_expected_exit_status(status); }
-
 int memlife_attach(void) {
   ReentryGuard guard;
   if (!guard.entered() || memlife_active() == 0) return -1;

@@ -217,7 +217,14 @@ void* open_as_caller(DlopenFn real, const char* file, int mode, const void* call
   return real(file, mode);
 }
 
-void at_exit_handler() { shutdown(static_cast<uint64_t>(expected_exit_status()), false); }
+// The status a parent sees for exit(status) or _exit(status): its low 8 bits.
+uint64_t exit_status_of(int status) { return static_cast<unsigned>(status) & 0xffu; }
+
+// The end record carries the exit status, so the analyzer knows a process
+// that failed: Python's uncaught exception and sys.exit(N) both return their
+// status from main. glibc's on_exit hands its handlers that status (atexit
+// does not).
+void at_exit_handler(int status, void* /*unused*/) { shutdown(exit_status_of(status), false); }
 
 // Fatal signals: write what the program recorded up to the crash, then let
 // the signal do what it would have done without memlife.
@@ -312,7 +319,7 @@ __attribute__((constructor)) void memlife_preload_init() {
   init_from_environment();
   if (phase().load() != static_cast<int>(Phase::kArmed)) return;
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  std::atexit(at_exit_handler);
+  on_exit(at_exit_handler, nullptr);
   install_fatal_signal_handlers();
   gpu::at_start();
 }
@@ -348,7 +355,7 @@ __attribute__((visibility("default"))) void* dlopen(const char* file, int mode) 
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   {
     ReentryGuard guard;
-    if (guard.entered()) shutdown(static_cast<uint64_t>(status), false);
+    if (guard.entered()) shutdown(exit_status_of(status), false);
   }
   using ExitFn = void (*)(int);
   auto real = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_exit"));

@@ -510,15 +510,6 @@ void flush() {
   drain_all_locked();
 }
 
-namespace {
-std::atomic<int> g_expected_exit_status{0};
-}  // namespace
-
-void set_expected_exit_status(int status) {
-  g_expected_exit_status.store(status, std::memory_order_relaxed);
-}
-int expected_exit_status() { return g_expected_exit_status.load(std::memory_order_relaxed); }
-
 void shutdown(uint64_t exit_status, bool from_signal) {
   if (getpid() != g_owner_pid) return;  // a vfork/clone child sharing our memory
   if (g_phase.load() != static_cast<int>(Phase::kRunning)) {

@@ -41,10 +41,6 @@ void load_torch_plugin();
 // Called by the preload layer.
 void init_from_environment();
 void shutdown(uint64_t exit_status, bool from_signal);
-// The status a normal exit will have, for its end record: exit() hands its
-// status to no atexit handler, so the program says it (memlife_exit_status).
-void set_expected_exit_status(int status);
-int expected_exit_status();
 void after_fork_child();
 // Writes what is buffered from a fatal signal handler: no allocation, no
 // block recycling, no end record (the trace stays marked truncated).

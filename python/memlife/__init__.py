@@ -23,7 +23,6 @@ class _Api:
         self.work_wait = None
         self.set_rank = None
         self.python_hooks = None
-        self.exit_status = None
         try:
             lib = ctypes.CDLL(None)
             lib.memlife_active.restype = ctypes.c_int
@@ -48,7 +47,6 @@ class _Api:
             "memlife_work_wait", [ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t])
         self.set_rank = self._optional("memlife_set_rank", [ctypes.c_int, ctypes.c_int])
         self.python_hooks = self._optional("memlife_python_hooks", [ctypes.c_int])
-        self.exit_status = self._optional("memlife_exit_status", [ctypes.c_int])
 
     def _optional(self, name, argtypes):
         fn = getattr(self.lib, name, None)
@@ -476,31 +474,6 @@ def _install_exit_census() -> bool:
     return True
 
 
-_excepthook_installed = False
-
-
-def _install_exit_status() -> bool:
-    """An uncaught exception makes the interpreter exit with status 1, which
-    no atexit handler is told: say it, for the trace's end record, so the
-    analyzer knows this process failed (and does not call a collective that
-    its peers issued after it stopped a mismatch)."""
-    global _excepthook_installed
-    if _excepthook_installed or not active() or _api.exit_status is None:
-        return _excepthook_installed or _api.exit_status is None
-    previous = sys.excepthook
-
-    def excepthook(kind, value, traceback):
-        try:
-            _api.exit_status(1)
-        except Exception:
-            pass
-        previous(kind, value, traceback)
-
-    sys.excepthook = excepthook
-    _excepthook_installed = True
-    return True
-
-
 from memlife import _holders  # noqa: E402  (needs _api above)
 from memlife import _hand_updates  # noqa: E402
 from memlife.autoload.memlife_after_import import after_import  # noqa: E402
@@ -521,15 +494,13 @@ def install_hooks() -> bool:
     RecordFunction), init_process_group (rank and world size), marks around
     DDP communication hooks (the reducer waits their collectives), marks around
     backward passes (the stack of what CUDA's autograd thread allocates), a
-    census at interpreter exit (atexit, so before teardown), and the exit
-    status of an uncaught exception (sys.excepthook). Called on import and
+    census at interpreter exit (atexit, so before teardown). Called on import and
     by the autoload sitecustomize once torch.distributed is imported; call
     it again after importing torch.distributed when memlife came first.
     Returns True when every hook that applies is in place."""
     ok = True
-    for install in (_install_holder_walk, _install_exit_census, _install_exit_status,
-                    _install_work_wait, _install_set_rank, _install_comm_hook_marks,
-                    _install_backward_marks, _install_metric_reset_marks,
+    for install in (_install_holder_walk, _install_exit_census, _install_work_wait,
+                    _install_set_rank, _install_comm_hook_marks, _install_backward_marks, _install_metric_reset_marks,
                     _install_epoch_end_marks):
         try:
             ok = install() and ok

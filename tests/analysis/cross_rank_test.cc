@@ -205,8 +205,7 @@ TEST(CrossRank, RankThatNeverIssuedIsNamed) {
 }
 
 // pytorch-ignite's cifar10 example under torchrun over gloo, its dataset
-// unreadable on rank 0: rank 0 raised in get_dataflow (exit status 1, from
-// sys.excepthook) before the barrier rank 1 then entered, and torchrun
+// unreadable on rank 0: rank 0 raised in get_dataflow (exit status 1) before the barrier rank 1 then entered, and torchrun
 // killed rank 1. The exception is the story; rank 0 skipped nothing.
 TEST(CrossRank, RankThatFailedBeforeACollectiveDidNotSkipIt) {
   Synth failed(0, 1), waiting(1, 2);

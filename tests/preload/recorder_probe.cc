@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (std::strcmp(mode, "exit7") == 0) {
+    alloc_free_pairs(api, 0, 100);
+    std::exit(7);
+  }
   if (std::strcmp(mode, "exit_") == 0) {
     alloc_free_pairs(api, 0, 1000);
     _exit(5);

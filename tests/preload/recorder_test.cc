@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -63,6 +64,7 @@ struct Summary {
   std::set<uint64_t> free_addresses;
   bool every_free_after_its_alloc = true;
   std::vector<std::string> step_labels;
+  std::optional<uint64_t> exit_status;  // the end record's
 };
 
 Summary read_trace(const fs::path& path) {
@@ -85,6 +87,7 @@ Summary read_trace(const fs::path& path) {
       s.free_addresses.insert(r.free.address);
     }
     if (r.header.kind == RecordKind::kMark) s.step_labels.push_back(strings[r.mark.label_string]);
+    if (r.header.kind == RecordKind::kEnd) s.exit_status = r.end.exit_status;
     return true;
   });
   return s;
@@ -216,6 +219,19 @@ TEST_F(RecorderTest, UnderscoreExitClosesTheTrace) {
   Summary s = read_trace(r.traces[0]);
   EXPECT_TRUE(s.status.complete);
   EXPECT_EQ(s.kinds[RecordKind::kAlloc], 1000u);
+  EXPECT_EQ(s.exit_status, 5u);
+}
+
+// exit(N) tells atexit handlers nothing; the analyzer needs N to know the
+// process failed (a rank that gave up skipped no collective).
+TEST_F(RecorderTest, ExitStatusReachesTheEndRecord) {
+  RunResult r = run({"exit7"});
+  ASSERT_TRUE(WIFEXITED(r.status));
+  EXPECT_EQ(WEXITSTATUS(r.status), 7);
+  ASSERT_EQ(r.traces.size(), 1u);
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_TRUE(s.status.complete);
+  EXPECT_EQ(s.exit_status, 7u);
 }
 
 TEST_F(RecorderTest, FullDiskWarnsOnceAndKeepsTheProgramRunning) {

@@ -75,13 +75,37 @@ def test_a_rank_that_fails_is_no_collective_mismatch(tmp_path):
     assert proc.returncode != 0
     assert "rank 0 cannot read its dataset" in proc.stderr
     ranks = _rank_traces(traces)
-    # The uncaught exception's exit status, from sys.excepthook (exit()
-    # tells no atexit handler).
+    # The uncaught exception's exit status: the interpreter's exit(1).
     assert [t.one("end")["exit_status"] for t in ranks] == [1, 1], proc.stderr
     report = analyze(tmp_path / "traces", tmp_path)
     assert [f["kind"] for f in report["findings"]] == [], report["findings"]
+    # Both ranks, and the launcher that exits with their status.
     failed = [w for w in report["warnings"] if w.startswith("process_failed: exited with status 1")]
-    assert len(failed) == 2, report["warnings"]
+    assert len(failed) == 3, report["warnings"]
+
+
+# A rank that gives up with sys.exit(3) (no exception): its status reaches
+# the end record through exit() itself.
+RANK_EXITS = TWO_GLOO_RANKS + """
+dist.barrier()
+if dist.get_rank() == 0:
+    print("rank 0: no data, giving up", file=sys.stderr)
+    sys.exit(3)
+dist.barrier()
+"""
+
+
+def test_a_rank_that_calls_sys_exit_is_no_collective_mismatch(tmp_path):
+    proc, traces = run_script(tmp_path, RANK_EXITS, timeout=240, python_path=False)
+    assert proc.returncode == 3, proc.stderr
+    ranks = _rank_traces(traces)
+    assert sorted(t.one("end")["exit_status"] for t in ranks) == [1, 3], proc.stderr
+    report = analyze(tmp_path / "traces", tmp_path)
+    assert [f["kind"] for f in report["findings"]] == [], report["findings"]
+    failed = sorted(w.split(" (")[0] for w in report["warnings"] if w.startswith("process_failed"))
+    # Rank 0's sys.exit(3), rank 1's failed barrier, the launcher's sys.exit(3).
+    assert failed == ["process_failed: exited with status " + s for s in ("1", "3", "3")], \
+        report["warnings"]
 
 
 def test_a_clean_exit_has_status_0(tmp_path):
