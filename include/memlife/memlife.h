@@ -61,7 +61,9 @@ MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
  * into the path's container (`history.append(loss)`). A container that
  * evicts by itself carries its bound after its name as `<Type key=N>`
  * (`<deque maxlen=N>`, `<_lru_cache_wrapper maxsize=N>`,
- * `<LBFGS history_size=N>`): growth it holds is bounded.
+ * `<LBFGS history_size=N>`, `<ROC_AUC epoch_length=N>`, `<dict
+ * dataset_len=N>`, and `<list loop_line=N>` for a container a running loop
+ * at line N makes anew at each pass): growth it holds is bounded.
  * `address` NULL ends a walk: with an empty `path` one that reached
  * everything the program's roots reach (a storage still allocated that it
  * did not reach has no Python holder now, whatever an earlier walk found),

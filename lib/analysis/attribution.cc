@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -214,6 +215,26 @@ std::string bound_of(std::string_view path) {
   return {};
 }
 
+// Whether a holder path's bound keeps the growth it holds bounded. A loop's
+// pass bounds the container, not what each entry keeps: autograd graphs
+// kept for a whole epoch (`epoch_losses.append(loss)`, pytorch#64586's
+// pattern) are a bug however often the list is made anew.
+bool bounds_growth(std::string_view path) {
+  const std::string bound = bound_of(path);
+  if (bound.empty()) return false;
+  return !(bound.starts_with("loop_line=") && path.find(".grad_fn") != std::string_view::npos);
+}
+
+// A holder that is what one variable holds now, a single allocation
+// (`main().xb`, `__main__.logits`): the batch or output of the last step,
+// replaced at each step, which a site's growth counts beside what
+// accumulated. It is no container's content, so it says nothing of a bound.
+bool a_variables_current_value(const nlohmann::json& holder) {
+  static const std::regex kVariable(R"(^(\w+\(\)|__main__)\.\w+$)");
+  return holder.value("allocations", uint64_t{0}) == 1 &&
+         std::regex_match(holder.value("path", ""), kVariable);
+}
+
 // Growth freed inside one of step_growth's reset windows: its evidence
 // field, and why that is no leak.
 struct ResetReason {
@@ -237,6 +258,12 @@ std::string what_bounds(std::string_view bound) {
   // A dataset's per-sample cache: its dataset's length.
   if (bound.starts_with("dataset_len="))
     return "a dataset's cache keyed by sample index, one entry per sample at most";
+  // A container a loop makes anew (or empties) at each pass: an epoch's outputs.
+  if (bound.starts_with("loop_line="))
+    return "the program makes it anew (or empties it) at each pass of a running loop (its "
+           "function's or its caller's, at line " +
+           std::string(bound.substr(bound.find('=') + 1)) +
+           "), so it holds one pass's worth (an epoch's outputs)";
   return "its container evicts by itself";
 }
 
@@ -257,8 +284,9 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
       const nlohmann::json* lead = nullptr;
       for (const nlohmann::json& h : *held) {
         const uint64_t bytes = h.value("bytes", uint64_t{0});
+        if (a_variables_current_value(h)) continue;
         named += bytes;
-        if (bound_of(h.value("path", "")).empty()) continue;
+        if (!bounds_growth(h.value("path", ""))) continue;
         in_bounded += bytes;
         if (lead == nullptr) lead = &h;
       }

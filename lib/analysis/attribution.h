@@ -41,9 +41,12 @@ void name_holders(std::vector<Finding>& findings, const Model& m);
 
 // Growth no maintainer would call a leak leaves the findings and is
 // returned as the process's "growth_set_aside" entries, each saying why:
-// - "bounded": held (at least 90 % of its named bytes) by containers that
-//   evict by themselves (a deque with a maxlen, an lru_cache with a
-//   maxsize: a replay buffer, a bounded cache still filling);
+// - "bounded": held (at least 90 % of its named bytes, less what a variable
+//   holds now: the last step's batch) by containers that evict by
+//   themselves (a deque with a maxlen, an lru_cache with a maxsize: a
+//   replay buffer, a bounded cache still filling) or have a bound by
+//   design (an ignite engine's epoch, a dataset's length, the pass of a
+//   running loop that makes them anew, unless they keep autograd graphs);
 // - "collective_buffers": no Python path holds it and (at least 90 % of)
 //   it is the buffers of collectives, which the backend keeps after their
 //   wait until it reaps their works (ProcessGroupNCCL's watchdog, every

@@ -573,20 +573,32 @@ def walk(torch, emit, cycles=False) -> int:
     found = []
     w = _Walk(torch, lambda ptr, path: found.append((ptr, path)))
     main = sys.modules.get("__main__")
-    if main is not None:
-        for k, v in list(vars(main).items()):
-            w.push(v, f"__main__.{k}")
     main_globals = getattr(main, "__dict__", None)
+    frames = []  # the program's live frames with their callers, and the script's own
+    main_frame = None
     for frame in list(sys._current_frames().values()):
         depth = 0
         while frame is not None and depth < 64:
             code = frame.f_code
-            program = _file_kind(code.co_filename, w.generated_root) == _PROGRAM
-            if program and not (frame.f_globals is main_globals and code.co_name == "<module>"):
-                for k, v in _frame_locals(frame):
-                    w.push(v, f"{code.co_name}().{k}")
+            if _file_kind(code.co_filename, w.generated_root) == _PROGRAM:
+                if frame.f_globals is main_globals and code.co_name == "<module>":
+                    main_frame = frame
+                else:
+                    caller = frame.f_back
+                    if caller is not None and _file_kind(caller.f_code.co_filename,
+                                                         w.generated_root) != _PROGRAM:
+                        caller = None
+                    frames.append((frame, caller))
             frame = frame.f_back
             depth += 1
+    if main is not None:
+        made = _loop_made(main_frame)
+        for k, v in list(vars(main).items()):
+            w.push(v, f"__main__.{k}{_loop_bound(v, made.get(k))}")
+    for frame, caller in frames:
+        made = _loop_made(frame, caller)
+        for k, v in _frame_locals(frame):
+            w.push(v, f"{frame.f_code.co_name}().{k}{_loop_bound(v, made.get(k))}")
     program_modules = []
     for name, module in list(sys.modules.items()):
         if name == "__main__" or module is None:
@@ -607,6 +619,155 @@ def walk(torch, emit, cycles=False) -> int:
         emit(ptr, "\n".join([path, *lines]) if lines else path)
     emit(0, "" if complete else "cut")
     return w.visited
+
+
+# A container made anew (or emptied) at each pass of a loop that is running
+# holds one pass's worth (an epoch's outputs, kept to score that epoch),
+# however many steps the pass has; in a run of one epoch it grows at every
+# step and looks like a leak to step_growth. Two shapes: the loop makes it
+# (`for epoch ...: preds = []`), or a function the loop calls at each pass
+# does (`for epoch ...: train_one_epoch()`, which starts with `preds = []`).
+# Only fresh containers count: `buf = self.buffer` binds a name to one that
+# lives on.
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_CONTAINER_LITERALS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+_CONTAINER_TYPES = frozenset({"list", "dict", "set", "deque", "defaultdict", "OrderedDict", "Counter"})
+_loops_parsed: dict = {}  # path -> (mtime, {scope: _ScopeLoops})
+
+
+def _fresh_container(value) -> bool:
+    if isinstance(value, _CONTAINER_LITERALS):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        return name in _CONTAINER_TYPES
+    return False
+
+
+def _fresh_names(node):
+    """The names a statement binds to new containers: `x = []`,
+    `a, b = [], []`, `x: list = []`, `x = defaultdict(list)`."""
+    pairs = []
+    if isinstance(node, ast.Assign):
+        pairs = [(t, node.value) for t in node.targets]
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        pairs = [(node.target, node.value)]
+    for target, value in pairs:
+        if isinstance(target, ast.Name) and _fresh_container(value):
+            yield target.id
+        elif (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+              and len(target.elts) == len(value.elts)):
+            for t, v in zip(target.elts, value.elts):
+                if isinstance(t, ast.Name) and _fresh_container(v):
+                    yield t.id
+
+
+def _emptied_names(node):
+    """The names a statement empties in place: `x.clear()`, `del x[:]`."""
+    if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "clear"
+            and isinstance(node.value.func.value, ast.Name)):
+        yield node.value.func.value.id
+    elif isinstance(node, ast.Delete):
+        for t in node.targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                yield t.value.id
+
+
+class _ScopeLoops:
+    """A function's (or the module's) loops, what each loop's body makes
+    anew or empties, and the names the function binds to new containers."""
+
+    def __init__(self):
+        self.loops = []  # (first, last)
+        self.resets = []  # (name, first, last) of the innermost loop around the reset
+        self.fresh = set()
+
+    def running_loop(self, line):
+        """The first line of the innermost loop around `line`, or None."""
+        inner = None
+        for first, last in self.loops:
+            if first < line <= last and (inner is None or first > inner):
+                inner = first
+        return inner
+
+
+def _scope_key(node) -> int:
+    """A scope's code object's co_firstlineno (its first decorator's line)."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
+def _loops_of(path):
+    """{scope: _ScopeLoops} of a source file; scope 0 is the module's code,
+    others a function's co_firstlineno."""
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        return {}
+    cached = _loops_parsed.get(path)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    scopes: dict = {}
+
+    def visit(node, scope, loop):
+        here = scopes.setdefault(scope, _ScopeLoops())
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _SCOPES):
+                visit(child, _scope_key(child), None)
+                continue
+            fresh = list(_fresh_names(child))
+            here.fresh.update(fresh)
+            if loop is not None:
+                for name in [*fresh, *_emptied_names(child)]:
+                    here.resets.append((name, *loop))
+            inner = loop
+            if isinstance(child, _LOOPS):
+                inner = (child.lineno, child.end_lineno)
+                here.loops.append(inner)
+            visit(child, scope, inner)
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            visit(ast.parse(f.read(), path), 0, None)
+    except (OSError, SyntaxError, ValueError, RecursionError, UnicodeDecodeError):
+        scopes = {}
+    _loops_parsed[path] = (mtime, scopes)
+    return scopes
+
+
+def _scope_of(frame):
+    code = frame.f_code
+    scope = 0 if code.co_name == "<module>" else code.co_firstlineno
+    return _loops_of(code.co_filename).get(scope)
+
+
+def _loop_made(frame, caller=None) -> dict:
+    """{name: loop_first} of the frame's containers that a running loop
+    makes anew at each pass: its own loop, or its caller's (a program
+    frame) that calls it at each pass."""
+    if frame is None:
+        return {}
+    here = _scope_of(frame)
+    if here is None:
+        return {}
+    line = frame.f_lineno or 0
+    made = {name: first for name, first, last in here.resets if first < line <= last}
+    there = _scope_of(caller) if caller is not None else None
+    outer = there.running_loop(caller.f_lineno or 0) if there is not None else None
+    if outer is not None:
+        code = frame.f_code
+        arguments = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        for name in here.fresh - set(arguments):
+            made.setdefault(name, outer)
+    return made
+
+
+def _loop_bound(value, loop_first) -> str:
+    if loop_first is None or not isinstance(value, (list, dict, set, collections.deque)):
+        return ""
+    return f"<{type(value).__name__} loop_line={loop_first}>"
 
 
 # Where a program keeps memory: a call of one of these methods on a

@@ -412,30 +412,86 @@ TEST(StepGrowth, AnyDeclaredBoundCounts) {
   EXPECT_EQ(p.growth_set_aside[0]["bound"], "history_size=100");
 }
 
+// Growth a container with a bound holds is set aside, with what bounds it.
+void expect_set_aside_as(const std::string& bounded_path, const std::string& reason) {
+  const ProcessAnalysis p = growth_held_partly_by(bounded_path, 8);
+  EXPECT_TRUE(p.findings.empty()) << bounded_path;
+  ASSERT_EQ(p.growth_set_aside.size(), 1u) << bounded_path;
+  EXPECT_EQ(p.growth_set_aside[0]["reason"], reason);
+}
+
 TEST(StepGrowth, EpochWiseIgniteMetricIsBoundedByItsEngine) {
   // An ignite EpochMetric attached to an engine keeps the epoch's batches;
   // the engine resets it at the next epoch's start (ignite_epoch_metric_
   // one_epoch in the corpus: one epoch, so still held at exit).
-  const ProcessAnalysis p = growth_held_partly_by(
+  expect_set_aside_as(
       "__main__.trainer._event_handlers[*][*][*]<method started>.__self__<ROC_AUC "
       "epoch_length=48>._predictions",
-      8);
-  EXPECT_TRUE(p.findings.empty());
-  ASSERT_EQ(p.growth_set_aside.size(), 1u);
-  EXPECT_EQ(p.growth_set_aside[0]["bound"], "epoch_length=48");
-  EXPECT_EQ(p.growth_set_aside[0]["reason"],
-            "bounded: its engine resets it at each epoch's start, epoch_length=48");
+      "bounded: its engine resets it at each epoch's start, epoch_length=48");
 }
 
 TEST(StepGrowth, DatasetsPerSampleCacheIsBoundedByItsLength) {
   // A short run over a Dataset that memoizes samples by index
   // (dataset_memo_cache_short_run in the corpus).
-  const ProcessAnalysis p = growth_held_partly_by("main().data.cache<dict dataset_len=2048>", 8);
+  expect_set_aside_as("main().data.cache<dict dataset_len=2048>",
+                      "bounded: a dataset's cache keyed by sample index, one entry per sample at "
+                      "most, dataset_len=2048");
+}
+
+TEST(StepGrowth, ContainerALoopMakesAnewIsBoundedByThatLoop) {
+  // One epoch that keeps its detached outputs to score them at its end
+  // (`for epoch ...: preds = []`): the run's only pass of the loop
+  // (epoch_outputs_plain_loop in the corpus).
+  expect_set_aside_as("main().preds<list loop_line=11>",
+                      "bounded: the program makes it anew (or empties it) at each pass of a "
+                      "running loop (its function's or its caller's, at line 11), so it holds one "
+                      "pass's worth (an epoch's outputs), loop_line=11");
+}
+
+TEST(StepGrowth, GraphsKeptForALoopsPassAreStillALeak) {
+  // Outputs kept with their autograd graphs (an evaluation without no_grad,
+  // pytorch#64586): the list is made anew per epoch, but each entry keeps
+  // its graph's saved tensors, which grow with the epoch's length.
+  const ProcessAnalysis p =
+      growth_held_partly_by("main().preds<list loop_line=11>[0].grad_fn<AddmmBackward0>", 8);
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
+// Each step keeps 4 KiB in `kept_in` and reads a 16 KiB batch made at the
+// same line, freed at the next step; the walks name each batch while it is
+// current.
+ProcessAnalysis growth_beside_batches(const std::string& kept_in) {
+  Synth s;
+  const uint64_t line = s.stack("train.py", 13, "main");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    if (step > 1) s.free(kB + (step - 1) * 0x10000, 16384);
+    s.alloc(kB + step * 0x10000, 16384, line);
+    s.alloc(kA + step * 0x10000, 4096, line);
+    s.holder(kB + step * 0x10000, "main().xb", step);
+    for (uint64_t kept = 1; kept <= step; ++kept)
+      s.holder(kA + kept * 0x10000, kept_in + "[" + std::to_string(kept) + "]", step);
+    s.step(step);
+  }
+  return s.analyze();
+}
+
+TEST(StepGrowth, BatchesFreedBeforeTheLastStepAreNoPartOfWhatGrew) {
+  const ProcessAnalysis p = growth_beside_batches("main().history");
+  const std::vector<Finding> growth = of_kind(p, kStepGrowth);
+  ASSERT_EQ(growth.size(), 1u);
+  // Only the last step's batch is still held when the growth ends.
+  for (const nlohmann::json& h : growth[0].evidence["held_by"]) {
+    if (h["path"] == "main().xb") EXPECT_EQ(h["allocations"], 1u) << h.dump();
+  }
+}
+
+TEST(StepGrowth, TheLastBatchDoesNotKeepABoundedContainersGrowthAFinding) {
+  // The loop-bounded list holds all that grew; the batch beside it did not grow.
+  const ProcessAnalysis p = growth_beside_batches("main().preds<list loop_line=11>");
   EXPECT_TRUE(p.findings.empty());
   ASSERT_EQ(p.growth_set_aside.size(), 1u);
-  EXPECT_EQ(p.growth_set_aside[0]["reason"],
-            "bounded: a dataset's cache keyed by sample index, one entry per sample at most, "
-            "dataset_len=2048");
+  EXPECT_EQ(p.growth_set_aside[0]["bound"], "loop_line=11");
 }
 
 TEST(StepGrowth, SummarySaysWhatGrowthWasSetAside) {

@@ -48,6 +48,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "lightning_auroc_one_epoch": PYTHON_LAUNCH,
     "lightning_epoch_outputs_one_epoch": PYTHON_LAUNCH,
     "ignite_epoch_metric_one_epoch": PYTHON_LAUNCH,
+    "epoch_outputs_plain_loop": PYTHON_LAUNCH,
     "compiled_loop": PYTHON_LAUNCH,
     "ddp_gloo": TORCHRUN_LAUNCH,
     "fsdp2_gloo": TORCHRUN_LAUNCH,

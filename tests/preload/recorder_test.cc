@@ -37,6 +37,8 @@ struct RunResult {
   std::vector<fs::path> traces;
 };
 
+struct Summary;
+
 class RecorderTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -52,6 +54,9 @@ class RecorderTest : public ::testing::Test {
                                     {"MEMLIFE_STACKS=none"}, /*capture_fd=*/2);
     return RunResult{child.status, std::move(child.captured), std::move(child.traces)};
   }
+  // Runs the probe, which must exit with `status`, and reads its one trace,
+  // whose end record must say that status.
+  Summary exited_with(std::vector<std::string> args, int status);
 
   fs::path dir_;
 };
@@ -90,6 +95,18 @@ Summary read_trace(const fs::path& path) {
     if (r.header.kind == RecordKind::kEnd) s.exit_status = r.end.exit_status;
     return true;
   });
+  return s;
+}
+
+Summary RecorderTest::exited_with(std::vector<std::string> args, int status) {
+  RunResult r = run(std::move(args));
+  EXPECT_TRUE(WIFEXITED(r.status));
+  EXPECT_EQ(WEXITSTATUS(r.status), status);
+  EXPECT_EQ(r.traces.size(), 1u);
+  if (r.traces.size() != 1) return {};
+  Summary s = read_trace(r.traces[0]);
+  EXPECT_TRUE(s.status.complete);
+  EXPECT_EQ(s.exit_status, static_cast<uint64_t>(status));
   return s;
 }
 
@@ -212,27 +229,13 @@ TEST_F(RecorderTest, ALibraryFindsItsSiblingThroughItsOwnSearchPath) {
 }
 
 TEST_F(RecorderTest, UnderscoreExitClosesTheTrace) {
-  RunResult r = run({"exit_"});
-  ASSERT_TRUE(WIFEXITED(r.status));
-  EXPECT_EQ(WEXITSTATUS(r.status), 5);
-  ASSERT_EQ(r.traces.size(), 1u);
-  Summary s = read_trace(r.traces[0]);
-  EXPECT_TRUE(s.status.complete);
-  EXPECT_EQ(s.kinds[RecordKind::kAlloc], 1000u);
-  EXPECT_EQ(s.exit_status, 5u);
+  const Summary s = exited_with({"exit_"}, 5);
+  EXPECT_EQ(s.kinds.at(RecordKind::kAlloc), 1000u);
 }
 
 // exit(N) tells atexit handlers nothing; the analyzer needs N to know the
 // process failed (a rank that gave up skipped no collective).
-TEST_F(RecorderTest, ExitStatusReachesTheEndRecord) {
-  RunResult r = run({"exit7"});
-  ASSERT_TRUE(WIFEXITED(r.status));
-  EXPECT_EQ(WEXITSTATUS(r.status), 7);
-  ASSERT_EQ(r.traces.size(), 1u);
-  Summary s = read_trace(r.traces[0]);
-  EXPECT_TRUE(s.status.complete);
-  EXPECT_EQ(s.exit_status, 7u);
-}
+TEST_F(RecorderTest, ExitStatusReachesTheEndRecord) { exited_with({"exit7"}, 7); }
 
 TEST_F(RecorderTest, FullDiskWarnsOnceAndKeepsTheProgramRunning) {
   RunResult r = run({"disk_full"});

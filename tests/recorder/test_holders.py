@@ -2,7 +2,7 @@
 
 import re
 
-from conftest import run_script
+from conftest import line_of, run_script
 
 def _holder_paths(trace):
     """The paths the walks wrote (each holder mark's first line)."""
@@ -161,3 +161,62 @@ def test_a_datasets_per_sample_cache_is_walked_with_its_length(tmp_path):
     assert "__main__.data.cache<dict dataset_len=10>[7]" in labels, labels
     assert "__main__.data.seen[1]" in labels, labels
     assert "__main__.data.by_name['sample7']" in labels, labels
+
+
+# A container a running loop makes anew (or empties) at each pass holds one
+# pass's worth: the walk writes the loop's line as its bound, also for a
+# function that the loop calls at each pass. One made before the loop, an
+# argument, or a name bound to a container that lives on, has none.
+LOOP_MADE = """
+    import torch
+
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    kept = {"outputs": []}
+
+    def train_one_epoch(seen):
+        outputs = []
+        lives_on = kept["outputs"]
+        for step in range(4):
+            outputs.append(torch.zeros(8))
+            seen.append(torch.zeros(8))
+            lives_on.append(torch.zeros(8))
+            opt.step()  # steps 5 to 8: memlife walks after step 8
+
+    def train(epochs):
+        history = []
+        for epoch in range(epochs):
+            preds, targets = [], []  # loop A: made anew at each epoch
+            for step in range(2):
+                preds.append(torch.zeros(8))
+                targets.append(torch.ones(8))
+                history.append(torch.full((4,), 2.0))
+                opt.step()  # memlife walks the holders after steps 1 and 2
+
+    train(1)
+    cleared = []
+    for epoch in range(1):  # loop B: empties it at each epoch's end
+        for step in range(2):
+            cleared.append(torch.zeros(16))
+            opt.step()  # steps 3 and 4: module level
+        cleared.clear()
+    seen = []
+    for epoch in range(1):  # loop C: calls train_one_epoch at each pass
+        train_one_epoch(seen)
+"""
+
+
+def test_a_container_made_at_each_pass_of_a_running_loop_is_walked_with_that_loop(tmp_path):
+    proc, traces = run_script(tmp_path, LOOP_MADE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trace,) = traces
+    labels = _holder_paths(trace)
+    loop_a = line_of(LOOP_MADE, "for epoch in range(epochs)")
+    assert f"train().preds<list loop_line={loop_a}>[0]" in labels, labels
+    assert f"train().targets<list loop_line={loop_a}>[0]" in labels, labels
+    assert "train().history[0]" in labels, labels
+    loop_b = line_of(LOOP_MADE, "for epoch in range(1)")
+    assert f"__main__.cleared<list loop_line={loop_b}>[0]" in labels, labels
+    loop_c = line_of(LOOP_MADE, "loop C")
+    assert f"train_one_epoch().outputs<list loop_line={loop_c}>[0]" in labels, labels
+    assert "__main__.seen[0]" in labels, labels
+    assert "__main__.kept['outputs'][0]" in labels, labels

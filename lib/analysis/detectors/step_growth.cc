@@ -167,6 +167,7 @@ class StepGrowth final : public Detector {
     Site& s = sites_[found];
     s.live -= std::min(s.live, a.bytes);
     s.live_allocs.erase(a.address);
+    if (a.at.seq < last_mark_seq_) freed_before_sample_[a.at.seq] = sampled_.size();
   }
 
   void on_step(const Model& m, const StepMark& mark) override {
@@ -259,7 +260,8 @@ class StepGrowth final : public Detector {
         for (size_t i = begin; i <= end; ++i)
           if (i >= g.offset && i - g.offset < g.v.size()) live[i - begin] += g.v[i - g.offset];
         for (const Survivor& sv : sites_[g.site].survivors)
-          if (sv.sample > begin && sv.sample <= end) f.retains.push_back({sv.alloc_seq, sv.bytes});
+          if (sv.sample > begin && sv.sample <= end && !freed_by_sample(sv.alloc_seq, end))
+            f.retains.push_back({sv.alloc_seq, sv.bytes});
         if (stack_list.size() < 8) {
           stack_list.push_back(stacks.frames(sites_[g.site].stack_id));
           roles.push_back("allocation");
@@ -413,6 +415,14 @@ class StepGrowth final : public Detector {
 
   AnalysisOptions options_;
   uint64_t marks_ = 0, last_mark_seq_ = 0;
+  // Allocations that outlived a mark, by alloc seq: how many marks had been
+  // sampled when they were freed. One freed before a window's last mark
+  // (the batch of a step) is no part of what that window retains.
+  std::unordered_map<uint64_t, size_t> freed_before_sample_;
+  bool freed_by_sample(uint64_t alloc_seq, size_t sample) const {
+    const auto it = freed_before_sample_.find(alloc_seq);
+    return it != freed_before_sample_.end() && it->second <= sample;
+  }
   bool any_tail_seen_ = false;  // a site's allocation that survived the last mark was freed
   std::vector<StepMark> sampled_;
   std::vector<Site> sites_;
