@@ -168,6 +168,9 @@ GPU_CORPUS = {
     # training_step_outputs
     "cuda_ignite_epoch_metric_one_epoch": [],
     "cuda_lightning_epoch_outputs_one_epoch": [],
+    # one epoch of a plain loop keeping the epoch's outputs in lists made
+    # anew at each pass of the epoch loop (the sixth session of 2026-12-06)
+    "cuda_epoch_outputs_plain_loop": [],
     # recorded with the backward marks (commit 1ae2f89, an H100): the clean
     # Grad-CAM
     "cuda_gradcam_hook_dict": [],
@@ -310,11 +313,13 @@ def corpus_set_aside(name):
 # What was found and is no leak: the NCCL fp16 comm hook's compressed
 # buffers (kept by ProcessGroupNCCL until its watchdog reaps the works), the
 # replay buffer still filling, the ignite metrics bounded by their epoch,
-# the epoch's outputs Lightning's epoch-end hook frees.
+# the epoch's outputs Lightning's epoch-end hook frees, and those a plain
+# loop keeps in lists it makes anew at each epoch.
 for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
                   ("cuda_rl_replay_buffer", ["bounded"]),
                   ("cuda_ignite_epoch_metric_one_epoch", ["bounded"]),
-                  ("cuda_lightning_epoch_outputs_one_epoch", ["epoch_end"])]:
+                  ("cuda_lightning_epoch_outputs_one_epoch", ["epoch_end"]),
+                  ("cuda_epoch_outputs_plain_loop", ["bounded"])]:
     got = corpus_set_aside(name)
     expect(got == why, f"corpus/{name}: growth set aside as {why}, got {got}")
 
