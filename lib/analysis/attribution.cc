@@ -118,6 +118,29 @@ HolderPath parse_holder_label(std::string_view label, uint64_t step) {
   return h;
 }
 
+namespace {
+
+// `main().preds<list loop_line=11>[3]` -> `main().preds[3]`.
+std::string without_annotations(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  int depth = 0;
+  for (const char c : path) {
+    if (c == '<') ++depth;
+    if (depth == 0) out += c;
+    if (c == '>' && depth > 0) --depth;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool loses_a_loop_bound(std::string_view earlier, std::string_view later) {
+  return earlier.find(" loop_line=") != std::string_view::npos &&
+         later.find(" loop_line=") == std::string_view::npos &&
+         without_annotations(earlier) == without_annotations(later);
+}
+
 void name_holders(std::vector<Finding>& findings, const Model& m) {
   const std::unordered_map<uint64_t, HolderPath>& holder_of_alloc = m.holder_of_alloc;
   if (holder_of_alloc.empty()) return;

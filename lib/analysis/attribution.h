@@ -34,6 +34,13 @@ void attribute_retained_memory(std::vector<Finding>& findings);
 // (see MarkKind::kHolder).
 HolderPath parse_holder_label(std::string_view label, uint64_t step);
 
+// Whether a later walk's path for an allocation is the same container as an
+// earlier walk's that carried a running loop's bound (`<list loop_line=N>`),
+// without it: the loop has ended (a script's module-level epoch loop, seen
+// again by the exit walk), and the bound it gave still says what the
+// container held.
+bool loses_a_loop_bound(std::string_view earlier, std::string_view later);
+
 // A finding about memory at the end (a block's, the process's) names only
 // paths no later complete walk lost (Model::holder_gone); growth names the
 // holder it had while it grew.

@@ -461,11 +461,14 @@ void Replayer::on_mark(const format::MarkRecord& r, const When& at, uint64_t str
     }
     // Keyed by the allocation live at that address now, so a later
     // allocation at the same address does not inherit the path; the latest
-    // walk wins (closest to the state a finding describes).
+    // walk wins (closest to the state a finding describes), but keeps the
+    // bound an earlier walk saw on the same container.
     auto a = m.allocations.find(r.address);
     if (a != m.allocations.end()) {
-      HolderPath& h = m.holder_of_alloc[a->second.at.seq] =
-          parse_holder_label(m.str(r.label_string), r.step);
+      HolderPath next = parse_holder_label(m.str(r.label_string), r.step);
+      HolderPath& h = m.holder_of_alloc[a->second.at.seq];
+      if (loses_a_loop_bound(h.path, next.path)) next.path = std::move(h.path);
+      h = std::move(next);
       h.walk = m.walks_ended + 1;
     }
     return;

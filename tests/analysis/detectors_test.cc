@@ -448,6 +448,26 @@ TEST(StepGrowth, ContainerALoopMakesAnewIsBoundedByThatLoop) {
                       "pass's worth (an epoch's outputs), loop_line=11");
 }
 
+TEST(StepGrowth, ALoopsBoundOutlivesTheLoop) {
+  // A script's module-level epoch loop: the walks while it runs write the
+  // bound; the exit walk, after the loop ended, finds the same list without.
+  Synth s;
+  const uint64_t fwd = s.stack("train.py", 12, "<module>");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4096, fwd);
+    for (uint64_t kept = 1; kept <= step; ++kept)
+      s.holder(kA + kept * 0x10000,
+               "__main__.preds<list loop_line=8>[" + std::to_string(kept - 1) + "]", step);
+    s.step(step);
+  }
+  for (uint64_t kept = 1; kept <= 8; ++kept)
+    s.holder(kA + kept * 0x10000, "__main__.preds[" + std::to_string(kept - 1) + "]", 8);
+  const ProcessAnalysis p = s.analyze();
+  EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["bound"], "loop_line=8");
+}
+
 TEST(StepGrowth, GraphsKeptForALoopsPassAreStillALeak) {
   // Outputs kept with their autograd graphs (an evaluation without no_grad,
   // pytorch#64586): the list is made anew per epoch, but each entry keeps
