@@ -120,6 +120,10 @@ HolderPath parse_holder_label(std::string_view label, uint64_t step) {
 
 namespace {
 
+// The key of the bound the walk writes on a container a running loop makes
+// anew at each pass (`<list loop_line=11>`, python/memlife/_holders.py).
+constexpr std::string_view kLoopBound = "loop_line=";
+
 // `main().preds<list loop_line=11>[3]` -> `main().preds[3]`.
 std::string without_annotations(std::string_view path) {
   std::string out;
@@ -136,8 +140,8 @@ std::string without_annotations(std::string_view path) {
 }  // namespace
 
 bool loses_a_loop_bound(std::string_view earlier, std::string_view later) {
-  return earlier.find(" loop_line=") != std::string_view::npos &&
-         later.find(" loop_line=") == std::string_view::npos &&
+  return earlier.find(kLoopBound) != std::string_view::npos &&
+         later.find(kLoopBound) == std::string_view::npos &&
          without_annotations(earlier) == without_annotations(later);
 }
 
@@ -245,7 +249,7 @@ std::string bound_of(std::string_view path) {
 bool bounds_growth(std::string_view path) {
   const std::string bound = bound_of(path);
   if (bound.empty()) return false;
-  return !(bound.starts_with("loop_line=") && path.find(".grad_fn") != std::string_view::npos);
+  return !(bound.starts_with(kLoopBound) && path.find(".grad_fn") != std::string_view::npos);
 }
 
 // A holder that is what one variable holds now, a single allocation
@@ -282,7 +286,7 @@ std::string what_bounds(std::string_view bound) {
   if (bound.starts_with("dataset_len="))
     return "a dataset's cache keyed by sample index, one entry per sample at most";
   // A container a loop makes anew (or empties) at each pass: an epoch's outputs.
-  if (bound.starts_with("loop_line="))
+  if (bound.starts_with(kLoopBound))
     return "the program makes it anew (or empties it) at each pass of a running loop (its "
            "function's or its caller's, at line " +
            std::string(bound.substr(bound.find('=') + 1)) +

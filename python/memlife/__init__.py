@@ -493,15 +493,17 @@ def install_hooks() -> bool:
     """Installs the Python-side hooks: Work.wait (its C++ side fires no
     RecordFunction), init_process_group (rank and world size), marks around
     DDP communication hooks (the reducer waits their collectives), marks around
-    backward passes (the stack of what CUDA's autograd thread allocates), a
-    census at interpreter exit (atexit, so before teardown). Called on import and
+    backward passes (the stack of what CUDA's autograd thread allocates),
+    marks around torchmetrics' Metric.reset() and Lightning's training epoch
+    ends (what they free grew for a period the program chose), and a census
+    at interpreter exit (atexit, so before teardown). Called on import and
     by the autoload sitecustomize once torch.distributed is imported; call
     it again after importing torch.distributed when memlife came first.
     Returns True when every hook that applies is in place."""
     ok = True
     for install in (_install_holder_walk, _install_exit_census, _install_work_wait,
-                    _install_set_rank, _install_comm_hook_marks, _install_backward_marks, _install_metric_reset_marks,
-                    _install_epoch_end_marks):
+                    _install_set_rank, _install_comm_hook_marks, _install_backward_marks,
+                    _install_metric_reset_marks, _install_epoch_end_marks):
         try:
             ok = install() and ok
         except Exception:
