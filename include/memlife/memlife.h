@@ -75,6 +75,11 @@ MEMLIFE_API void memlife_expect_freed(const void* address, const char* label);
  * path from a tensor of the cycle back to it). */
 MEMLIFE_API void memlife_holder(const void* address, const char* path);
 #define MEMLIFE_HOLDER_CYCLE_ROOT "<uncollectable cycle>"
+/* Written after the path of a one-element tensor that carries an autograd
+ * graph (`__main__.losses[3]<with grad_fn>`): a loss kept with its history
+ * (the pattern of PyTorch's FAQ), which backward may have emptied of saved
+ * tensors while the graph's nodes stay. One kept detached is a number. */
+#define MEMLIFE_HOLDER_NUMBER_WITH_GRAPH "<with grad_fn>"
 
 /* Labels of the marks around the gc.collect() that the exit walk runs
  * first: what it frees was garbage on reference cycles that the program's

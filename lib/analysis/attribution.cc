@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/detector.h"
+
 namespace memlife::analysis {
 
 int cause_rank(const std::string& kind) {
@@ -259,7 +261,39 @@ bool bounds_growth(std::string_view path) {
 bool a_variables_current_value(const nlohmann::json& holder) {
   static const std::regex kVariable(R"(^(\w+\(\)|__main__)\.\w+$)");
   return holder.value("allocations", uint64_t{0}) == 1 &&
-         std::regex_match(holder.value("path", ""), kVariable);
+         std::regex_match(without_annotations(holder.value("path", "")), kVariable);
+}
+
+// A number: what a 0-d (or one-element) tensor allocates, 8 bytes at most.
+constexpr uint64_t kOneNumberBytes = 8;
+
+// Growth of one number at a time (every allocation it retains holds at most
+// one: a step's loss, an accuracy, but for what a variable holds now: the
+// last step's batch), held where the walk named it, none of it with an
+// autograd graph: a record the program keeps of its run (fastai's
+// Recorder.losses, `losses.append(loss.detach())`), as long as the run by
+// design. Its holder's path; empty when it is no such record: a loss
+// appended undetached is still a leak (PyTorch's FAQ: its graph's nodes
+// stay, which memlife does not see), and so is growth no walk named.
+std::string record_of_numbers(const Finding& f) {
+  const auto held = f.evidence.find("held_by");
+  if (held == f.evidence.end() || f.retains.empty()) return {};
+  uint64_t more_than_numbers = 0, current_values = 0;
+  for (const Finding::Retained& r : f.retains)
+    if (r.bytes > kOneNumberBytes) more_than_numbers += r.bytes;
+  std::string lead;
+  for (const nlohmann::json& h : *held) {
+    // The last step's loss, still in its variable with its graph, is no
+    // part of the record (`losses.append(loss.detach())` shares its storage).
+    if (a_variables_current_value(h)) {
+      current_values += h.value("bytes", uint64_t{0});
+      continue;
+    }
+    const std::string path = h.value("path", "");
+    if (path.find(MEMLIFE_HOLDER_NUMBER_WITH_GRAPH) != std::string::npos) return {};
+    if (lead.empty()) lead = path;
+  }
+  return more_than_numbers <= current_values ? lead : std::string();
 }
 
 // Growth freed inside one of step_growth's reset windows: its evidence
@@ -325,6 +359,15 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
                  {"path", path},
                  {"bound", bound}};
         if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];
+      } else if (const std::string numbers = record_of_numbers(f); !numbers.empty()) {
+        entry = {{"why", "numbers"},
+                 {"reason",
+                  "a record of numbers: each allocation it keeps is one number (at most 8 bytes: "
+                  "a 0-d tensor) with no autograd graph, a value per step that the program keeps "
+                  "by design (a loss history), " +
+                      format_bytes(f.evidence.value("bytes_per_step", uint64_t{0})) +
+                      " per step; on a GPU each takes a 512-byte block of the caching allocator"},
+                 {"path", numbers}};
       }
     } else {
       const uint64_t buffers = f.evidence.value("collective_buffer_bytes", uint64_t{0});

@@ -54,6 +54,9 @@ void name_holders(std::vector<Finding>& findings, const Model& m);
 //   replay buffer, a bounded cache still filling) or have a bound by
 //   design (an ignite engine's epoch, a dataset's length, the pass of a
 //   running loop that makes them anew, unless they keep autograd graphs);
+// - "numbers": each allocation it keeps is one number (at most 8 bytes)
+//   that a named holder keeps with no autograd graph: a record of the run
+//   kept by design (fastai's Recorder.losses, a detached loss history);
 // - "collective_buffers": no Python path holds it and (at least 90 % of)
 //   it is the buffers of collectives, which the backend keeps after their
 //   wait until it reaps their works (ProcessGroupNCCL's watchdog, every

@@ -60,6 +60,25 @@ _SKIP_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunction
 _CALLABLES = (types.FunctionType, types.MethodType)
 
 
+def _holds_own_storage(torch, t) -> bool:
+    """Whether the walk reads tensor `t`: a plain tensor or parameter, or a
+    subclass that overrides only __torch_function__ (fastai's TensorBase,
+    torchvision's tv_tensors, MONAI's MetaTensor). Those keep their own
+    storage, and read inside _plain_reads no Python code of theirs runs. A
+    subclass with its own __torch_dispatch__ (DTensor, a FakeTensor) is a
+    wrapper whose reads may dispatch ops: never read."""
+    kind = type(t)
+    return kind in (torch.Tensor, torch.nn.Parameter) or (
+        kind.__torch_dispatch__ is torch.Tensor.__torch_dispatch__
+        and hasattr(torch._C, "DisableTorchFunctionSubclass"))
+
+
+def _plain_reads(torch):
+    """A context in which reading a tensor's storage, grad, grad_fn or
+    hooks calls no subclass's __torch_function__."""
+    return torch._C.DisableTorchFunctionSubclass()
+
+
 @functools.lru_cache(maxsize=65536)
 def _realpath(path: str) -> str:
     # Cached: a walk asks for every module, class and frame it meets, and
@@ -181,7 +200,11 @@ class _Walk:
         return not self.queue and not self.cut
 
     def tensor(self, t, path):
-        if not self.storage(t, path):
+        # A number kept with its graph (a loss appended undetached) says
+        # so: backward may have freed what the graph saved, but not the
+        # graph, so it is still a leak where a detached number is a record.
+        carries_graph = t.grad_fn is not None and t.numel() == 1
+        if not self.storage(t, path + NUMBER_WITH_GRAPH if carries_graph else path):
             return
         # .grad of a non-leaf tensor warns: leaves only.
         grad = t.grad if t.is_leaf else None
@@ -226,10 +249,11 @@ class _Walk:
     def storage(self, t, path) -> bool:
         """Records the path of the tensor's storage when it is the first to
         reach it; False when the tensor has no storage to name."""
-        if type(t) not in (self.torch.Tensor, self.torch.nn.Parameter):
-            return False  # a subclass may dispatch ops (see visit)
+        if not _holds_own_storage(self.torch, t):
+            return False  # a wrapper subclass may dispatch ops
         try:
-            ptr = t.untyped_storage().data_ptr()
+            with _plain_reads(self.torch):
+                ptr = t.untyped_storage().data_ptr()
         except Exception:
             return False
         if ptr and ptr not in self.seen_storages:
@@ -240,11 +264,12 @@ class _Walk:
     def visit(self, obj, path):
         torch = self.torch
         if isinstance(obj, torch.Tensor):
-            # Plain tensors and parameters only: a subclass (DTensor, a
-            # FakeTensor) may dispatch ops when its storage or grad is read,
-            # and the walk must not run any.
-            if type(obj) in (torch.Tensor, torch.nn.Parameter):
-                self.tensor(obj, path)
+            # Not a wrapper subclass (DTensor, a FakeTensor): it may
+            # dispatch ops when its storage or grad is read, and the walk
+            # must not run any.
+            if _holds_own_storage(torch, obj):
+                with _plain_reads(torch):
+                    self.tensor(obj, path)
             return
         if isinstance(obj, _CALLABLES):
             for v, suffix in _callable_edges(obj):
@@ -352,6 +377,8 @@ class _Walk:
 # autograd metadata; a gradient made by backward(create_graph=True), whose
 # graph's AccumulateGrad node holds the parameter: pytorch/pytorch#7343).
 CYCLE_ROOT = "<uncollectable cycle>"  # MEMLIFE_HOLDER_CYCLE_ROOT (memlife.h; a test compares)
+# MEMLIFE_HOLDER_NUMBER_WITH_GRAPH (memlife.h; a test compares).
+NUMBER_WITH_GRAPH = "<with grad_fn>"
 MAX_CYCLE_OBJECTS = 2048  # searched from each tensor
 _TENSOR_HOOKS = ("_backward_hooks", "_post_accumulate_grad_hooks")
 MAX_ISLAND_OBJECTS = 20_000  # what a cycle keeps, checked for outside referrers
@@ -359,24 +386,32 @@ MAX_ISLAND_CHECKS = 16
 MAX_CYCLE_SECONDS = 1.0
 
 
+def _tensor_edges(t):
+    """What a tensor refers to, for _cycle_edges: its __dict__, its hooks,
+    and its grad (a leaf) or graph."""
+    for k, v in list(getattr(t, "__dict__", {}).items()):
+        yield v, f".{k}"
+    for k in _TENSOR_HOOKS:  # kept in C++, read through properties
+        hooks = getattr(t, k, None)
+        if hooks:
+            yield hooks, f".{k}"
+    if t.is_leaf:
+        if t.grad is not None:
+            yield t.grad, ".grad"
+    elif t.grad_fn is not None:
+        # A gradient made with create_graph=True: its graph reaches the
+        # parameter's AccumulateGrad node, which holds the parameter.
+        yield t.grad_fn, f".grad_fn<{type(t.grad_fn).__name__}>"
+
+
 def _cycle_edges(torch, obj):
     """(referent, path suffix) of what obj refers to, named as the walk
     names them, plus what a tensor's __dict__ holds (the walk skips it:
     reachable tensors are named from elsewhere)."""
     if isinstance(obj, torch.Tensor):
-        for k, v in list(getattr(obj, "__dict__", {}).items()):
-            yield v, f".{k}"
-        for k in _TENSOR_HOOKS:  # kept in C++, read through properties
-            hooks = getattr(obj, k, None)
-            if hooks:
-                yield hooks, f".{k}"
-        if obj.is_leaf:
-            if obj.grad is not None:
-                yield obj.grad, ".grad"
-        elif obj.grad_fn is not None:
-            # A gradient made with create_graph=True: its graph reaches the
-            # parameter's AccumulateGrad node, which holds the parameter.
-            yield obj.grad_fn, f".grad_fn<{type(obj.grad_fn).__name__}>"
+        with _plain_reads(torch):
+            edges = list(_tensor_edges(obj))
+        yield from edges
         return
     if isinstance(obj, torch.autograd.graph.Node):
         for i, (node, _) in enumerate(obj.next_functions):
@@ -428,7 +463,7 @@ def _cycle_follows(torch, obj) -> bool:
     selves), nor a tensor subclass (reading it may dispatch ops)."""
     if isinstance(obj, _SKIP_TYPES):
         return isinstance(obj, _CALLABLES)
-    return not isinstance(obj, torch.Tensor) or type(obj) in (torch.Tensor, torch.nn.Parameter)
+    return not isinstance(obj, torch.Tensor) or _holds_own_storage(torch, obj)
 
 
 def _cycle_through(torch, start, deadline):
@@ -481,13 +516,18 @@ def _name_cycles(torch, w):
     registry, a cycle through C++)."""
     deadline = _clock() + MAX_CYCLE_SECONDS
     w.deadline = deadline  # its own budget: the roots' walk may have spent its own
-    plain = (torch.Tensor, torch.nn.Parameter)
-    unreached = [o for o in gc.get_objects() if type(o) in plain and id(o) not in w.seen_ids]
+    # issubclass of type(o), not isinstance: that would read o.__class__,
+    # which some objects answer with a warning (torch.distributed.reduce_op).
+    unreached = [o for o in gc.get_objects()
+                 if issubclass(type(o), torch.Tensor) and id(o) not in w.seen_ids
+                 and _holds_own_storage(torch, o)]
     checks = 0  # each reads the whole heap (gc.get_referrers)
     for obj in unreached:
         if _clock() > deadline:
             return
-        if not _may_keep_unnamed_memory(obj, w.seen_storages):
+        with _plain_reads(torch):
+            keeps = _may_keep_unnamed_memory(obj, w.seen_storages)
+        if not keeps:
             continue
         found = _cycle_through(torch, obj, deadline)
         if found is None:

@@ -128,7 +128,8 @@ done
 # and their fixes; each prints the bytes it keeps.
 for p in exc_traceback_retry val_loss_keeps_graph retain_graph_loss_log torchvision_probe_hook \
          lru_cache_step_key hf_trainer_keeps_logits val_outputs_every_other_step \
-         torchscript_reset_constant_list residual_view_first_sample lightning_callback_keeps_outputs; do
+         torchscript_reset_constant_list residual_view_first_sample lightning_callback_keeps_outputs \
+         loss_history_keeps_graph; do
   for fixed in "" --fixed; do
     MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p${fixed:+_fixed} python3 tests/corpus/leaky/$p.py $fixed
   done

@@ -478,6 +478,60 @@ TEST(StepGrowth, GraphsKeptForALoopsPassAreStillALeak) {
   EXPECT_TRUE(p.growth_set_aside.empty());
 }
 
+// Each step keeps `bytes` (one number: 4 B) in `kept_in`, named by a walk
+// at every step; a 4 KiB batch made at the same line is freed at the next.
+ProcessAnalysis numbers_kept_in(const std::string& kept_in, uint64_t bytes = 4) {
+  Synth s;
+  const uint64_t line = s.stack("train.py", 21, "main");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    if (step > 1) s.free(kB + (step - 1) * 0x10000, 4096);
+    s.alloc(kB + step * 0x10000, 4096, line);
+    s.alloc(kA + step * 0x10000, bytes, line);
+    s.holder(kB + step * 0x10000, "main().xb", step);
+    for (uint64_t kept = 1; kept <= step; ++kept)
+      s.holder(kA + kept * 0x10000, kept_in + "[" + std::to_string(kept - 1) + "]", step);
+    s.step(step);
+  }
+  return s.analyze();
+}
+
+TEST(StepGrowth, ADetachedNumberPerStepIsARecordOfTheRun) {
+  // fastai's Recorder.losses: one detached 0-d loss per step, for plotting.
+  const ProcessAnalysis p = numbers_kept_in("__main__.learn.recorder.losses");
+  EXPECT_TRUE(of_kind(p, kStepGrowth).empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["why"], "numbers");
+  EXPECT_EQ(p.growth_set_aside[0]["path"], "__main__.learn.recorder.losses[*]");
+  EXPECT_NE(p.growth_set_aside[0]["reason"].get<std::string>().find("4 B per step"),
+            std::string::npos);
+}
+
+TEST(StepGrowth, NumbersKeptWithTheirGraphsAreStillALeak) {
+  // `losses.append(loss)` after backward (PyTorch's FAQ): backward freed
+  // the saved tensors, but each loss keeps its graph's nodes.
+  const ProcessAnalysis p = numbers_kept_in("main().losses<with grad_fn>");
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
+TEST(StepGrowth, MoreThanANumberPerAllocationIsNoRecordOfNumbers) {
+  const ProcessAnalysis p = numbers_kept_in("main().outputs", 16);
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
+TEST(StepGrowth, NumbersNoWalkNamedAreStillAFinding) {
+  Synth s;
+  const uint64_t line = s.stack("train.py", 21, "main");
+  for (uint64_t step = 1; step <= 8; ++step) {
+    s.alloc(kA + step * 0x10000, 4, line);
+    s.step(step);
+  }
+  const ProcessAnalysis p = s.analyze();
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
 // Each step keeps 4 KiB in `kept_in` and reads a 16 KiB batch made at the
 // same line, freed at the next step; the walks name each batch while it is
 // current.

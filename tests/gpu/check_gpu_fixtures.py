@@ -193,6 +193,11 @@ GPU_CORPUS = {
     "cuda_lightning_checkpoint_predict": [],
     "cuda_lightning_bf16_accumulate": [],
     "cuda_lightning_callback_keeps_outputs_fixed": [],
+    # PyTorch's FAQ: losses kept with their graphs, 40 steps of one fp32 number
+    # (the program measures 160 B; H100); the fixed twin keeps them detached,
+    # a record of numbers set aside.
+    "cuda_loss_history_keeps_graph": [("step_growth", 160)],
+    "cuda_loss_history_keeps_graph_fixed": [],
     "cuda_lightning_callback_keeps_outputs": [("step_growth", 3_145_776)],
     "cuda_manual_sgd_keeps_outputs_fixed": [],
     "cuda_manual_sgd_keeps_outputs": [("step_growth", 19_267_584)],

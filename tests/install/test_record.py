@@ -89,6 +89,7 @@ def test_mark_labels_are_the_documented_ones():
                        "MEMLIFE_BACKWARD_END": memlife.BACKWARD_END,
                        "MEMLIFE_BACKWARD_STEP_LABEL": memlife.BACKWARD_STEP,
                        "MEMLIFE_HOLDER_CYCLE_ROOT": _holders.CYCLE_ROOT,
+                       "MEMLIFE_HOLDER_NUMBER_WITH_GRAPH": _holders.NUMBER_WITH_GRAPH,
                        "MEMLIFE_HOLDER_EXIT_COLLECT_BEGIN": _holders.EXIT_COLLECT_BEGIN,
                        "MEMLIFE_HOLDER_EXIT_COLLECT_END": _holders.EXIT_COLLECT_END,
                        "MEMLIFE_METRIC_RESET_BEGIN": memlife.METRIC_RESET_BEGIN,

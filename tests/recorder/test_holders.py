@@ -220,3 +220,50 @@ def test_a_container_made_at_each_pass_of_a_running_loop_is_walked_with_that_loo
     assert f"train_one_epoch().outputs<list loop_line={loop_c}>[0]" in labels, labels
     assert "__main__.seen[0]" in labels, labels
     assert "__main__.kept['outputs'][0]" in labels, labels
+
+
+# A detached loss per step is a record of the run; an undetached one keeps
+# its graph (PyTorch's FAQ), which its path says. A tensor subclass that
+# only overrides __torch_function__ (fastai's TensorBase, torchvision's
+# tv_tensors) holds its own storage and is named; its __torch_function__ is
+# never run by the walk.
+NUMBERS_AND_SUBCLASSES = """
+    import torch, torch.nn as nn
+
+    class Tagged(torch.Tensor):
+        calls = 0
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func is not torch.Tensor.__repr__:
+                cls.calls += 1
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    history, with_graphs, tagged = [], [], []
+    for step in range(2):  # memlife walks the holders after steps 1 and 2
+        loss = model(torch.randn(4, 8)).pow(2).mean()
+        loss.backward()
+        history.append(loss.detach().clone())
+        with_graphs.append(loss)
+        tagged.append(torch.full((16,), float(step)).as_subclass(Tagged))
+        opt.step()
+    calls_before_exit = Tagged.calls
+    import atexit
+    atexit.register(lambda: print("TAGGED CALLS", Tagged.calls - calls_before_exit))
+"""
+
+
+def test_numbers_say_whether_they_keep_a_graph_and_subclasses_are_named(tmp_path):
+    proc, traces = run_script(tmp_path, NUMBERS_AND_SUBCLASSES)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    paths = _holder_paths(traces[0])
+    assert {"__main__.history[0]", "__main__.history[1]"} <= paths, sorted(paths)
+    # The last loss is named first as the global `loss` (the walk is breadth-first).
+    assert {"__main__.with_graphs[0]<with grad_fn>", "__main__.loss<with grad_fn>"} <= paths, \
+        sorted(paths)
+    assert {"__main__.tagged[0]", "__main__.tagged[1]"} <= paths, sorted(paths)
+    # The walks (registered before the program's atexit, so run after it)
+    # ran none of the subclass's Python.
+    assert "TAGGED CALLS 0" in proc.stdout, proc.stdout
