@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Time cost of the holder walk (python/memlife/_holders.py), which names the
-Python references to tensor memory after optimizer steps 1, 2, 4, 8, ...
+Python references to tensor memory after optimizer steps 1, 2, 3, 4, 6, 8, ...
 
 In one process training a small HF GPT-2 (transformers imported: some
 thousand modules), it times, interleaved over several rounds, one training

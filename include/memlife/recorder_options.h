@@ -37,7 +37,7 @@ inline constexpr RecorderOption kRecorderOptions[] = {
     {"cupti", "MEMLIFE_CUPTI", "1", "0|1", 0, 0, false,
      "1: CUPTI activity (raw CUDA allocations, NCCL kernels) on GPU processes"},
     {"holders", "MEMLIFE_HOLDERS", "1", "0|1", 0, 0, false,
-     "1: walk Python references at optimizer steps 1, 2, 4, ... to name holders"},
+     "1: walk Python references at optimizer steps 1, 2, 3, 4, 6, 8, ... to name holders"},
     {"sweep-ms", "MEMLIFE_SWEEP_MS", "50", nullptr, 0, 10000, false,
      "Milliseconds between the torch plugin's sweeps for tensor deaths (0: no sweeper thread; "
      "a death is then written only when the identity table drops the tensor or at a census)"},

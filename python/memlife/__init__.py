@@ -481,7 +481,7 @@ from memlife._record import Recording, command, record  # noqa: E402,F401
 
 
 def _install_holder_walk() -> bool:
-    """Walks the program's references at optimizer steps 1, 2, 4, 8, ...
+    """Walks the program's references at optimizer steps 1, 2, 3, 4, 6, 8, ...
     (a global optimizer post-step hook) and at exit, so findings name the
     Python path that holds their memory."""
     if not active():

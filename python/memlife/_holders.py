@@ -1,6 +1,6 @@
 """Names the Python references that hold tensor memory.
 
-At a few optimizer steps (1, 2, 4, 8, ...) and at exit, a breadth-first walk
+At a few optimizer steps (1, 2, 3, 4, 6, 8, ...) and at exit, a breadth-first walk
 from the program's roots (``__main__``'s globals, the locals of every live
 frame, the program's own modules) records, for each tensor storage it
 reaches, the first path that reaches it (``__main__.history[3]``,
@@ -1091,22 +1091,32 @@ def collect() -> None:
             return
 
 
-# Optimizer steps since the walks' schedule (1, 2, 4, 8, ...) started.
+# Optimizer steps since the walks' schedule (1, 2, 3, 4, 6, 8, 12, ...)
+# started.
 _walk_schedule = [0]
 
 
 def restart_walk_schedule() -> None:
-    """Walks again at the 1st, 2nd, 4th, ... step from now: a
+    """Walks again at the 1st, 2nd, 3rd, ... step from now: a
     memlife.record() block late in a process gets its own early walks."""
     _walk_schedule[0] = 0
 
 
+def walks_after_step(n: int) -> bool:
+    """Whether the schedule walks after the n-th step: powers of two and
+    three times them (1, 2, 3, 4, 6, 8, 12, 16, 24, ...). Log-many walks,
+    and a growth over the last third of a run (a second fit after a first,
+    fastai's fine_tune after lr_find) still has one inside it to name its
+    holder, where powers of two alone leave the last half unwalked."""
+    m = n // 3 if n % 3 == 0 else n
+    return n > 0 and m & (m - 1) == 0
+
+
 def stepped(lib) -> None:
     """A step ended (an optimizer step, or a backward pass in a program
-    that has none): walks at the 1st, 2nd, 4th, ... of them."""
+    that has none): walks at the steps walks_after_step picks."""
     _walk_schedule[0] += 1
-    n = _walk_schedule[0]
-    if n & (n - 1) == 0:  # log-many walks
+    if walks_after_step(_walk_schedule[0]):
         walk_into(lib)
 
 
