@@ -157,3 +157,28 @@ def test_programs_inside_record_blocks(tmp_path):
         truth = json.loads((tmp_path / f"{p.name}.truth.json").read_text())["bytes"]
         got = r["findings"][0]["bytes"]
         assert abs(got - truth) <= BYTES_TOLERANCE * truth, (p.name, got, truth)
+
+
+# Real programs recorded on a CPU machine whose frameworks CI does not
+# install (traces/cpu/corpus/NAME), and the holder of the growth each must
+# set aside as a record of numbers.
+RECORDED = {
+    # `scripts/external/fastai_programs.py tabular` (fastai 2.8.12):
+    # tabular_learner, fit_one_cycle(3) with SaveModelCallback and
+    # EarlyStoppingCallback. Its Recorder keeps each step's smoothed loss, a
+    # detached 0-d tensor, for plot_loss: a step_growth error before.
+    "ext_fastai_tabular": "__main__.learn.recorder.losses[*]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_recorded_program_has_no_finding(name, tmp_path):
+    trace = Path(__file__).resolve().parents[2] / "traces" / "cpu" / "corpus" / name
+    out = tmp_path / "report.json"
+    proc = subprocess.run([str(_memlife()), "analyze", str(trace), "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["findings"] == [], _describe(report)
+    set_aside = [g for p in report["processes"] for g in p.get("growth_set_aside", [])]
+    assert [(g["why"], g["path"]) for g in set_aside] == [("numbers", RECORDED[name])], set_aside
