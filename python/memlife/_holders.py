@@ -117,8 +117,20 @@ def _file_kind(path: str, generated_root: str) -> str:
     return _PROGRAM
 
 
+def _module_dict(module) -> dict:
+    """A module's own namespace, read without its __getattr__: a lazy module
+    in sys.modules (SpeechBrain's LazyModule for its optional integrations)
+    imports its target on attribute access, and raises ImportError when that
+    dependency is missing. The walk must neither fail nor import anything."""
+    try:
+        namespace = object.__getattribute__(module, "__dict__")
+    except Exception:
+        return {}
+    return namespace if isinstance(namespace, dict) else {}
+
+
 def _module_kind(module, generated_root: str) -> str:
-    path = getattr(module, "__file__", None)
+    path = _module_dict(module).get("__file__")
     if not isinstance(path, str) or not os.path.isabs(path):  # torch._classes and such name no file
         return _LIBRARY
     return _file_kind(path, generated_root)
@@ -633,7 +645,7 @@ def walk(torch, emit, cycles=False) -> int:
             depth += 1
     if main is not None:
         made = _loop_made(main_frame)
-        for k, v in list(vars(main).items()):
+        for k, v in list(_module_dict(main).items()):
             w.push(v, f"__main__.{k}{_loop_bound(v, made.get(k))}")
     for frame, caller in frames:
         made = _loop_made(frame, caller)
@@ -647,7 +659,7 @@ def walk(torch, emit, cycles=False) -> int:
         if kind == _PROGRAM:
             program_modules.append(module)
         if kind != _LIBRARY:
-            for k, v in list(vars(module).items()):
+            for k, v in list(_module_dict(module).items()):
                 if kind == _PROGRAM or isinstance(v, torch.Tensor):
                     w.push(v, f"{name}.{k}")
     complete = w.run()
@@ -947,7 +959,8 @@ def _stores_of(path):
 def _source_file(module):
     # Python drops __main__.__file__ once the script has run, before the
     # atexit walk: its loader still knows the path.
-    path = getattr(module, "__file__", None) or getattr(getattr(module, "__loader__", None), "path", None)
+    namespace = _module_dict(module)
+    path = namespace.get("__file__") or getattr(namespace.get("__loader__"), "path", None)
     return path if isinstance(path, str) and os.path.isabs(path) and path.endswith(".py") else None
 
 
@@ -1016,7 +1029,9 @@ def _walk_here(lib, cycles) -> None:
         walk(torch, lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace")),
              cycles)
     except Exception:
-        pass
+        # Ended as a walk its budget cut short: the analyzer then concludes
+        # nothing from what it did not reach.
+        lib.memlife_holder(None, b"cut")
 
 
 def walk_into(lib, cycles=False) -> None:

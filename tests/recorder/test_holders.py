@@ -267,3 +267,41 @@ def test_numbers_say_whether_they_keep_a_graph_and_subclasses_are_named(tmp_path
     # The walks (registered before the program's atexit, so run after it)
     # ran none of the subclass's Python.
     assert "TAGGED CALLS 0" in proc.stdout, proc.stdout
+
+
+# A lazy module in sys.modules (SpeechBrain registers one per optional
+# integration) imports its target on attribute access and raises when that
+# dependency is missing. The walk read `__file__` through it, so every walk
+# of a SpeechBrain program raised and named nothing.
+LAZY_MODULE = """
+    import sys, types
+    import torch, torch.nn as nn
+
+    class LazyModule(types.ModuleType):
+        # As SpeechBrain's: inspect's probes (getmodule reads every
+        # module's __file__) get an AttributeError, any other caller the
+        # import, which fails.
+        touched = 0
+
+        def __getattr__(self, attr):
+            if sys._getframe(1).f_code.co_filename.endswith("inspect.py"):
+                raise AttributeError(attr)
+            LazyModule.touched += 1
+            raise ImportError(f"Lazy import of {self.__name__} failed")
+
+    sys.modules["lazy_integration"] = LazyModule("lazy_integration")
+    model = nn.Linear(8, 8)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    kept = []
+    for step in range(2):  # memlife walks the holders after steps 1 and 2
+        kept.append(torch.zeros(64))
+        opt.step()
+    print("TOUCHED", LazyModule.touched)
+"""
+
+
+def test_a_lazy_module_neither_stops_the_walk_nor_is_imported(tmp_path):
+    proc, traces = run_script(tmp_path, LAZY_MODULE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {"__main__.kept[0]", "__main__.kept[1]"} <= _holder_paths(traces[0])
+    assert "TOUCHED 0" in proc.stdout, proc.stdout
