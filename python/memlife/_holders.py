@@ -194,7 +194,7 @@ class _Walk:
         if not isinstance(obj, type):
             return False
         module = sys.modules.get(getattr(obj, "__module__", "") or "")
-        return module is not None and (module.__name__ == "__main__"
+        return module is not None and (_module_dict(module).get("__name__") == "__main__"
                                        or _module_kind(module, self.generated_root) == _PROGRAM)
 
     def run(self) -> bool:
