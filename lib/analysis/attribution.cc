@@ -125,6 +125,9 @@ namespace {
 // The key of the bound the walk writes on a container a running loop makes
 // anew at each pass (`<list loop_line=11>`, python/memlife/_holders.py).
 constexpr std::string_view kLoopBound = "loop_line=";
+// What a program makes anew in an epoch-start hook of its class
+// (`<list epoch_hook_line=27>`, python/memlife/_holders.py).
+constexpr std::string_view kEpochHookBound = "epoch_hook_line=";
 
 // `main().preds<list loop_line=11>[3]` -> `main().preds[3]`.
 std::string without_annotations(std::string_view path) {
@@ -245,13 +248,14 @@ std::string bound_of(std::string_view path) {
 }
 
 // Whether a holder path's bound keeps the growth it holds bounded. A loop's
-// pass bounds the container, not what each entry keeps: autograd graphs
+// pass or an epoch hook bounds the container, not what each entry keeps: autograd graphs
 // kept for a whole epoch (`epoch_losses.append(loss)`, pytorch#64586's
 // pattern) are a bug however often the list is made anew.
 bool bounds_growth(std::string_view path) {
   const std::string bound = bound_of(path);
   if (bound.empty()) return false;
-  return !(bound.starts_with(kLoopBound) && path.find(".grad_fn") != std::string_view::npos);
+  const bool made_anew = bound.starts_with(kLoopBound) || bound.starts_with(kEpochHookBound);
+  return !(made_anew && path.find(".grad_fn") != std::string_view::npos);
 }
 
 // A holder that is what one variable holds now, a single allocation
@@ -325,6 +329,11 @@ std::string what_bounds(std::string_view bound) {
            "function's or its caller's, at line " +
            std::string(bound.substr(bound.find('=') + 1)) +
            "), so it holds one pass's worth (an epoch's outputs)";
+  // What an epoch-start hook makes anew: one epoch's state.
+  if (bound.starts_with(kEpochHookBound))
+    return "the program makes it anew in an epoch-start hook of its class (Lightning's "
+           "on_train_epoch_start, SpeechBrain's on_stage_start, on_epoch_begin, ..., at line " +
+           std::string(bound.substr(bound.find('=') + 1)) + "), so it holds one epoch's worth";
   return "its container evicts by itself";
 }
 

@@ -58,6 +58,7 @@ _SKIP_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunction
                bool, type(None), range, memoryview)
 # Skipped but for their closures and instances (_callable_edges).
 _CALLABLES = (types.FunctionType, types.MethodType)
+_WEAK_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
 
 
 def _holds_own_storage(torch, t) -> bool:
@@ -174,6 +175,7 @@ class _Walk:
         self.visited = 0
         self.cut = False  # an autograd graph was too big to walk whole
         self.generated_root = _generated_code_root()
+        self.hook_made: dict = {}  # class -> _epoch_hook_made
         self._keep = []  # objects whose ids are in seen_ids stay alive meanwhile
 
     def push(self, obj, path):
@@ -196,6 +198,12 @@ class _Walk:
         module = sys.modules.get(getattr(obj, "__module__", "") or "")
         return module is not None and (_module_dict(module).get("__name__") == "__main__"
                                        or _module_kind(module, self.generated_root) == _PROGRAM)
+
+    def epoch_hook_made(self, cls) -> dict:
+        made = self.hook_made.get(cls)
+        if made is None:
+            made = self.hook_made[cls] = _epoch_hook_made(cls, self.generated_root)
+        return made
 
     def run(self) -> bool:
         """Walks the queue; True when it reached everything (not cut short
@@ -345,6 +353,10 @@ class _Walk:
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
             samples = _dataset_length(torch, obj)
+            # A weak proxy (Lightning's profiler holds its module so) reads
+            # its referent's __dict__: the referent's class has the hooks.
+            cls = type(obj)
+            made = self.epoch_hook_made(obj.__class__ if cls in _WEAK_PROXIES else cls)
             for k, v in list(attrs.items()):
                 if k in ("_parameters", "_buffers", "_modules") and isinstance(obj, torch.nn.Module):
                     continue
@@ -353,7 +365,7 @@ class _Walk:
                     # first use): at most one entry per sample.
                     self.push(v, f"{path}.{k}<dict dataset_len={samples}>")
                     continue
-                self.push(v, f"{path}.{k}")
+                self.push(v, f"{path}.{k}{_epoch_hook_bound(v, made.get(k))}")
         # What a C type holds (an lru_cache's cache, a cell): its referents.
         # For a plain object these are its __dict__ (already walked) and
         # its class.
@@ -820,6 +832,103 @@ def _loop_bound(value, loop_first) -> str:
     if loop_first is None or not isinstance(value, (list, dict, set, collections.deque)):
         return ""
     return f"<{type(value).__name__} loop_line={loop_first}>"
+
+
+# Methods that training frameworks call at the start of each epoch (or
+# stage) on the program's own classes: what the program makes anew there
+# (`def on_train_epoch_start(self): self.epoch_preds = []`) holds one
+# epoch's worth, however many steps the epoch has. In a run of one epoch
+# it grows at every step and is still alive at the end, like a leak.
+_EPOCH_START_HOOKS = (
+    "on_train_epoch_start",  # Lightning
+    "on_epoch_begin",  # Keras callbacks, HF TrainerCallback, skorch
+    "on_stage_start",  # SpeechBrain's Brain
+    "before_epoch",  # fastai callbacks
+    "before_train",
+    "before_train_epoch",  # mmengine hooks
+)
+_attrs_made_parsed: dict = {}  # path -> (mtime, {function's first line: {attribute: line}})
+
+
+def _own_statements(function):
+    """The statements of a function, not of the functions and classes it
+    defines."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _self_attrs_made(node):
+    """(attribute, line) that a statement sets on `self` to a value made
+    there: a container, or what a call returns (`self.stats = Stats()`)."""
+    pairs = []
+    if isinstance(node, ast.Assign):
+        pairs = [(t, node.value) for t in node.targets]
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        pairs = [(node.target, node.value)]
+    for target, value in pairs:
+        targets = [(target, value)]
+        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)):
+            targets = list(zip(target.elts, value.elts))
+        for t, v in targets:
+            if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                    and (_fresh_container(v) or isinstance(v, ast.Call))):
+                yield t.attr, node.lineno
+
+
+def _attrs_made_of(path):
+    """{first line of each function of a source file (its first decorator's
+    when decorated, as code objects count): {attribute it makes anew on
+    self: line}}."""
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        return {}
+    cached = _attrs_made_parsed.get(path)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    functions: dict = {}
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            made: dict = {}
+            for statement in _own_statements(node):
+                for attr, line in _self_attrs_made(statement):
+                    made.setdefault(attr, line)
+            if made:
+                functions[min([node.lineno] + [d.lineno for d in node.decorator_list])] = made
+    _attrs_made_parsed[path] = (mtime, functions)
+    return functions
+
+
+def _epoch_hook_made(cls, generated_root) -> dict:
+    """{attribute: line} that an epoch-start hook the program defines on
+    class cls (or a base) makes anew at each epoch."""
+    made: dict = {}
+    for c in getattr(cls, "__mro__", ()):
+        namespace = getattr(c, "__dict__", {})
+        for hook in _EPOCH_START_HOOKS:
+            code = getattr(namespace.get(hook), "__code__", None)
+            if code is None or _file_kind(code.co_filename, generated_root) != _PROGRAM:
+                continue
+            for attr, line in _attrs_made_of(code.co_filename).get(code.co_firstlineno, {}).items():
+                made.setdefault(attr, line)
+    return made
+
+
+def _epoch_hook_bound(value, line) -> str:
+    if line is None or isinstance(value, _SKIP_TYPES):
+        return ""
+    return f"<{type(value).__name__} epoch_hook_line={line}>"
 
 
 # Where a program keeps memory: a call of one of these methods on a

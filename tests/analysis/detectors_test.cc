@@ -448,6 +448,23 @@ TEST(StepGrowth, ContainerALoopMakesAnewIsBoundedByThatLoop) {
                       "pass's worth (an epoch's outputs), loop_line=11");
 }
 
+TEST(StepGrowth, WhatAnEpochStartHookMakesAnewIsBoundedByTheEpoch) {
+  // One epoch of a LightningModule whose on_train_epoch_start starts fresh
+  // lists (lightning_epoch_start_outputs_one_epoch in the corpus).
+  expect_set_aside_as(
+      "main().trainer.profiler._lightning_module.epoch_preds<list epoch_hook_line=28>",
+      "bounded: the program makes it anew in an epoch-start hook of its class (Lightning's "
+      "on_train_epoch_start, SpeechBrain's on_stage_start, on_epoch_begin, ..., at line 28), so it "
+      "holds one epoch's worth, epoch_hook_line=28");
+}
+
+TEST(StepGrowth, GraphsKeptForAnEpochHooksListAreStillALeak) {
+  const ProcessAnalysis p = growth_held_partly_by(
+      "main().model.epoch_preds<list epoch_hook_line=28>[0].grad_fn<AddmmBackward0>", 8);
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
 TEST(StepGrowth, ALoopsBoundOutlivesTheLoop) {
   // A script's module-level epoch loop: the walks while it runs write the
   // bound; the exit walk, after the loop ended, finds the same list without.

@@ -47,6 +47,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "lightning_trainer": PYTHON_LAUNCH,
     "lightning_auroc_one_epoch": PYTHON_LAUNCH,
     "lightning_epoch_outputs_one_epoch": PYTHON_LAUNCH,
+    "lightning_epoch_start_outputs_one_epoch": PYTHON_LAUNCH,
     "ignite_epoch_metric_one_epoch": PYTHON_LAUNCH,
     "epoch_outputs_plain_loop": PYTHON_LAUNCH,
     "compiled_loop": PYTHON_LAUNCH,

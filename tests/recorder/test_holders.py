@@ -305,3 +305,46 @@ def test_a_lazy_module_neither_stops_the_walk_nor_is_imported(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert {"__main__.kept[0]", "__main__.kept[1]"} <= _holder_paths(traces[0])
     assert "TOUCHED 0" in proc.stdout, proc.stdout
+
+
+# What an epoch-start hook of the program's class makes anew holds one
+# epoch's worth; what __init__ makes lives on. Reached through a weak proxy
+# (as Lightning's profiler holds its module), the referent's class counts.
+EPOCH_HOOKS = """
+    import weakref
+    import torch, torch.nn as nn
+
+    class Stats:
+        def __init__(self):
+            self.scores = []
+
+    class Scorer:
+        def __init__(self):
+            self.history = []
+
+        def on_epoch_begin(self, epoch):
+            self.preds, self.targets = [], []
+            self.stats = Stats()
+
+    kept = [Scorer()]
+    scorer = weakref.proxy(kept[0])  # the walk reaches the Scorer through it first
+    opt = torch.optim.SGD(nn.Linear(4, 4).parameters(), lr=0.1)
+    for epoch in range(1):  # a framework's epoch loop, calling the hook
+        scorer.on_epoch_begin(epoch)
+        for step in range(2):  # memlife walks the holders after steps 1 and 2
+            scorer.preds.append(torch.zeros(8))
+            scorer.stats.scores.append(torch.zeros(8))
+            scorer.history.append(torch.zeros(8))
+            opt.step()
+"""
+
+
+def test_what_an_epoch_start_hook_makes_anew_is_walked_with_its_line(tmp_path):
+    proc, traces = run_script(tmp_path, EPOCH_HOOKS)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    paths = _holder_paths(traces[0])
+    hook = line_of(EPOCH_HOOKS, "self.preds, self.targets = [], []")
+    stats = line_of(EPOCH_HOOKS, "self.stats = Stats()")
+    assert f"__main__.scorer.preds<list epoch_hook_line={hook}>[0]" in paths, sorted(paths)
+    assert f"__main__.scorer.stats<Stats epoch_hook_line={stats}>.scores[0]" in paths, sorted(paths)
+    assert "__main__.scorer.history[0]" in paths, sorted(paths)
