@@ -710,22 +710,28 @@ def _fresh_container(value) -> bool:
     return False
 
 
-def _fresh_names(node):
-    """The names a statement binds to new containers: `x = []`,
-    `a, b = [], []`, `x: list = []`, `x = defaultdict(list)`."""
+def _assigned(node):
+    """(target, value) of each name or attribute an assignment statement
+    binds, pairing a tuple's elements (`a, b = [], []`)."""
     pairs = []
     if isinstance(node, ast.Assign):
         pairs = [(t, node.value) for t in node.targets]
     elif isinstance(node, ast.AnnAssign) and node.value is not None:
         pairs = [(node.target, node.value)]
     for target, value in pairs:
+        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)):
+            yield from zip(target.elts, value.elts)
+        else:
+            yield target, value
+
+
+def _fresh_names(node):
+    """The names a statement binds to new containers: `x = []`,
+    `a, b = [], []`, `x: list = []`, `x = defaultdict(list)`."""
+    for target, value in _assigned(node):
         if isinstance(target, ast.Name) and _fresh_container(value):
             yield target.id
-        elif (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
-              and len(target.elts) == len(value.elts)):
-            for t, v in zip(target.elts, value.elts):
-                if isinstance(t, ast.Name) and _fresh_container(v):
-                    yield t.id
 
 
 def _emptied_names(node):
@@ -763,42 +769,54 @@ def _scope_key(node) -> int:
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
+def _analyzed_source(path, cache: dict, analyze):
+    """analyze(the module's AST) of a source file, cached in `cache` until
+    the file changes; analyze(None) when it cannot be read, parsed or
+    analyzed (a RecursionError on a deeply nested file)."""
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError:
+        return analyze(None)
+    cached = cache.get(path)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    try:
+        with open(path, "rb") as f:
+            result = analyze(ast.parse(f.read(), filename=path))
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        result = analyze(None)
+    cache[path] = (mtime, result)
+    return result
+
+
 def _loops_of(path):
     """{scope: _ScopeLoops} of a source file; scope 0 is the module's code,
     others a function's co_firstlineno."""
-    try:
-        mtime = os.stat(path).st_mtime
-    except OSError:
-        return {}
-    cached = _loops_parsed.get(path)
-    if cached and cached[0] == mtime:
-        return cached[1]
-    scopes: dict = {}
+    def analyze(tree):
+        scopes: dict = {}
 
-    def visit(node, scope, loop):
-        here = scopes.setdefault(scope, _ScopeLoops())
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _SCOPES):
-                visit(child, _scope_key(child), None)
-                continue
-            fresh = list(_fresh_names(child))
-            here.fresh.update(fresh)
-            if loop is not None:
-                for name in [*fresh, *_emptied_names(child)]:
-                    here.resets.append((name, *loop))
-            inner = loop
-            if isinstance(child, _LOOPS):
-                inner = (child.lineno, child.end_lineno)
-                here.loops.append(inner)
-            visit(child, scope, inner)
+        def visit(node, scope, loop):
+            here = scopes.setdefault(scope, _ScopeLoops())
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, _SCOPES):
+                    visit(child, _scope_key(child), None)
+                    continue
+                fresh = list(_fresh_names(child))
+                here.fresh.update(fresh)
+                if loop is not None:
+                    for name in [*fresh, *_emptied_names(child)]:
+                        here.resets.append((name, *loop))
+                inner = loop
+                if isinstance(child, _LOOPS):
+                    inner = (child.lineno, child.end_lineno)
+                    here.loops.append(inner)
+                visit(child, scope, inner)
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            visit(ast.parse(f.read(), path), 0, None)
-    except (OSError, SyntaxError, ValueError, RecursionError, UnicodeDecodeError):
-        scopes = {}
-    _loops_parsed[path] = (mtime, scopes)
-    return scopes
+        if tree is not None:
+            visit(tree, 0, None)
+        return scopes
+
+    return _analyzed_source(path, _loops_parsed, analyze)
 
 
 def _scope_of(frame):
@@ -865,49 +883,28 @@ def _own_statements(function):
 def _self_attrs_made(node):
     """(attribute, line) that a statement sets on `self` to a value made
     there: a container, or what a call returns (`self.stats = Stats()`)."""
-    pairs = []
-    if isinstance(node, ast.Assign):
-        pairs = [(t, node.value) for t in node.targets]
-    elif isinstance(node, ast.AnnAssign) and node.value is not None:
-        pairs = [(node.target, node.value)]
-    for target, value in pairs:
-        targets = [(target, value)]
-        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
-                and len(target.elts) == len(value.elts)):
-            targets = list(zip(target.elts, value.elts))
-        for t, v in targets:
-            if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                    and (_fresh_container(v) or isinstance(v, ast.Call))):
-                yield t.attr, node.lineno
+    for target, value in _assigned(node):
+        if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self" and (_fresh_container(value) or isinstance(value, ast.Call))):
+            yield target.attr, node.lineno
 
 
 def _attrs_made_of(path):
-    """{first line of each function of a source file (its first decorator's
-    when decorated, as code objects count): {attribute it makes anew on
-    self: line}}."""
-    try:
-        mtime = os.stat(path).st_mtime
-    except OSError:
-        return {}
-    cached = _attrs_made_parsed.get(path)
-    if cached and cached[0] == mtime:
-        return cached[1]
-    functions: dict = {}
-    try:
-        with open(path, "rb") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        tree = None
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            made: dict = {}
-            for statement in _own_statements(node):
-                for attr, line in _self_attrs_made(statement):
-                    made.setdefault(attr, line)
-            if made:
-                functions[min([node.lineno] + [d.lineno for d in node.decorator_list])] = made
-    _attrs_made_parsed[path] = (mtime, functions)
-    return functions
+    """{each function of a source file by its co_firstlineno: {attribute it
+    makes anew on self: line}}."""
+    def analyze(tree):
+        functions: dict = {}
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                made: dict = {}
+                for statement in _own_statements(node):
+                    for attr, line in _self_attrs_made(statement):
+                        made.setdefault(attr, line)
+                if made:
+                    functions[_scope_key(node)] = made
+        return functions
+
+    return _analyzed_source(path, _attrs_made_parsed, analyze)
 
 
 def _epoch_hook_made(cls, generated_root) -> dict:
@@ -1042,27 +1039,18 @@ class _FileStores(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
 
-_parsed: dict = {}  # file -> (mtime, {name: lines}), across walks
+_stores_parsed: dict = {}  # file -> (mtime, {name: lines}), across walks
 
 
 def _stores_of(path):
-    try:
-        mtime = os.stat(path).st_mtime_ns
-    except OSError:
-        return {}
-    cached = _parsed.get(path)
-    if cached is not None and cached[0] == mtime:
-        return cached[1]
-    try:
-        with open(path, "rb") as f:
-            tree = ast.parse(f.read(), filename=path)
+    def analyze(tree):
+        if tree is None:
+            return {}
         visitor = _FileStores()
         visitor.visit(tree)
-        stores = {k: sorted(v, key=lambda store: store[0]) for k, v in visitor.stores.items()}
-    except (OSError, SyntaxError, ValueError, RecursionError):
-        stores = {}
-    _parsed[path] = (mtime, stores)
-    return stores
+        return {k: sorted(v, key=lambda store: store[0]) for k, v in visitor.stores.items()}
+
+    return _analyzed_source(path, _stores_parsed, analyze)
 
 
 def _source_file(module):

@@ -5,33 +5,19 @@
 #   python3 fastai_programs.py tabular      tabular_learner, SaveModelCallback, EarlyStoppingCallback
 #   python3 fastai_programs.py collab       collab_learner, dot product and neural
 # `train` also scores the training set (Recorder(train_metrics=True)).
-import os
 import sys
 
 import numpy as np
 import pandas as pd
-from PIL import Image
+
+from _two_colour_images import image_folder
 
 what = sys.argv[1]
-
-
-def image_folder(root="fastai_images"):
-    rng = np.random.default_rng(0)
-    for split, n in (("train", 32), ("val", 8)):
-        for name, colour in (("red", (220, 40, 40)), ("green", (40, 220, 40))):
-            os.makedirs(f"{root}/{split}/{name}", exist_ok=True)
-            for i in range(n):
-                img = (rng.random((64, 64, 3)) * 80).astype(np.uint8)
-                img[16:48, 16:48] = colour
-                Image.fromarray(img).save(f"{root}/{split}/{name}/{i}.jpg")
-    return root
-
-
 if what in ("vision", "vision_cbs"):
     from fastai.vision.all import (ClassificationInterpretation, GradientAccumulation, ImageDataLoaders,
                                    Path, Resize, RocAucBinary, F1Score, accuracy, aug_transforms,
                                    error_rate, resnet18, vision_learner)
-    path = Path(image_folder())
+    path = Path(image_folder("fastai_images"))
     if what == "vision":
         epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 1
         dls = ImageDataLoaders.from_folder(path, train="train", valid="val", item_tfms=Resize(64), bs=4,

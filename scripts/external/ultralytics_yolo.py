@@ -12,6 +12,8 @@ import numpy as np
 from PIL import Image
 from ultralytics import YOLO
 
+from _two_colour_images import image_folder
+
 what = sys.argv[1]
 root = os.path.abspath("yolo_data")
 rng = np.random.default_rng(0)
@@ -37,13 +39,7 @@ if what == "detect":
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     YOLO("yolov8n.yaml").train(data="yolo_data.yaml", epochs=epochs, imgsz=96, workers=2, name="detect", **common)
 elif what == "classify":
-    for split, n in (("train", 32), ("val", 8)):
-        for name, colour in (("red", (220, 40, 40)), ("green", (40, 220, 40))):
-            os.makedirs(f"{root}/cls/{split}/{name}", exist_ok=True)
-            for i in range(n):
-                img = (rng.random((64, 64, 3)) * 80).astype(np.uint8)
-                img[16:48, 16:48] = colour
-                Image.fromarray(img).save(f"{root}/cls/{split}/{name}/{i}.jpg")
+    image_folder(f"{root}/cls")
     model = YOLO("yolov8n-cls.yaml")
     model.train(data=f"{root}/cls", epochs=2, imgsz=64, name="classify", **common)
     results = model.predict([f"{root}/cls/val/red/{i}.jpg" for i in range(8)], verbose=False)

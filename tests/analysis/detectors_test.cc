@@ -412,6 +412,12 @@ TEST(StepGrowth, AnyDeclaredBoundCounts) {
   EXPECT_EQ(p.growth_set_aside[0]["bound"], "history_size=100");
 }
 
+// Growth that is a leak: one step_growth finding, nothing set aside.
+void expect_growth_reported(const ProcessAnalysis& p) {
+  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
+  EXPECT_TRUE(p.growth_set_aside.empty());
+}
+
 // Growth a container with a bound holds is set aside, with what bounds it.
 void expect_set_aside_as(const std::string& bounded_path, const std::string& reason) {
   const ProcessAnalysis p = growth_held_partly_by(bounded_path, 8);
@@ -461,8 +467,7 @@ TEST(StepGrowth, WhatAnEpochStartHookMakesAnewIsBoundedByTheEpoch) {
 TEST(StepGrowth, GraphsKeptForAnEpochHooksListAreStillALeak) {
   const ProcessAnalysis p = growth_held_partly_by(
       "main().model.epoch_preds<list epoch_hook_line=28>[0].grad_fn<AddmmBackward0>", 8);
-  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.growth_set_aside.empty());
+  expect_growth_reported(p);
 }
 
 TEST(StepGrowth, ALoopsBoundOutlivesTheLoop) {
@@ -491,22 +496,22 @@ TEST(StepGrowth, GraphsKeptForALoopsPassAreStillALeak) {
   // its graph's saved tensors, which grow with the epoch's length.
   const ProcessAnalysis p =
       growth_held_partly_by("main().preds<list loop_line=11>[0].grad_fn<AddmmBackward0>", 8);
-  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.growth_set_aside.empty());
+  expect_growth_reported(p);
 }
 
-// Each step keeps `bytes` (one number: 4 B) in `kept_in`, named by a walk
-// at every step; a 4 KiB batch made at the same line is freed at the next.
-ProcessAnalysis numbers_kept_in(const std::string& kept_in, uint64_t bytes = 4) {
+// Each step keeps `kept_bytes` in `kept_in` and reads a 16 KiB batch made
+// at the same line, freed at the next step; the walks name each batch while
+// it is current.
+ProcessAnalysis growth_beside_batches(const std::string& kept_in, uint64_t kept_bytes = 4096) {
   Synth s;
-  const uint64_t line = s.stack("train.py", 21, "main");
+  const uint64_t line = s.stack("train.py", 13, "main");
   for (uint64_t step = 1; step <= 8; ++step) {
-    if (step > 1) s.free(kB + (step - 1) * 0x10000, 4096);
-    s.alloc(kB + step * 0x10000, 4096, line);
-    s.alloc(kA + step * 0x10000, bytes, line);
+    if (step > 1) s.free(kB + (step - 1) * 0x10000, 16384);
+    s.alloc(kB + step * 0x10000, 16384, line);
+    s.alloc(kA + step * 0x10000, kept_bytes, line);
     s.holder(kB + step * 0x10000, "main().xb", step);
     for (uint64_t kept = 1; kept <= step; ++kept)
-      s.holder(kA + kept * 0x10000, kept_in + "[" + std::to_string(kept - 1) + "]", step);
+      s.holder(kA + kept * 0x10000, kept_in + "[" + std::to_string(kept) + "]", step);
     s.step(step);
   }
   return s.analyze();
@@ -514,7 +519,7 @@ ProcessAnalysis numbers_kept_in(const std::string& kept_in, uint64_t bytes = 4) 
 
 TEST(StepGrowth, ADetachedNumberPerStepIsARecordOfTheRun) {
   // fastai's Recorder.losses: one detached 0-d loss per step, for plotting.
-  const ProcessAnalysis p = numbers_kept_in("__main__.learn.recorder.losses");
+  const ProcessAnalysis p = growth_beside_batches("__main__.learn.recorder.losses", 4);
   EXPECT_TRUE(of_kind(p, kStepGrowth).empty());
   ASSERT_EQ(p.growth_set_aside.size(), 1u);
   EXPECT_EQ(p.growth_set_aside[0]["why"], "numbers");
@@ -526,15 +531,13 @@ TEST(StepGrowth, ADetachedNumberPerStepIsARecordOfTheRun) {
 TEST(StepGrowth, NumbersKeptWithTheirGraphsAreStillALeak) {
   // `losses.append(loss)` after backward (PyTorch's FAQ): backward freed
   // the saved tensors, but each loss keeps its graph's nodes.
-  const ProcessAnalysis p = numbers_kept_in("main().losses<with grad_fn>");
-  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.growth_set_aside.empty());
+  const ProcessAnalysis p = growth_beside_batches("main().losses<with grad_fn>", 4);
+  expect_growth_reported(p);
 }
 
 TEST(StepGrowth, MoreThanANumberPerAllocationIsNoRecordOfNumbers) {
-  const ProcessAnalysis p = numbers_kept_in("main().outputs", 16);
-  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.growth_set_aside.empty());
+  const ProcessAnalysis p = growth_beside_batches("main().outputs", 16);
+  expect_growth_reported(p);
 }
 
 TEST(StepGrowth, NumbersNoWalkNamedAreStillAFinding) {
@@ -545,26 +548,7 @@ TEST(StepGrowth, NumbersNoWalkNamedAreStillAFinding) {
     s.step(step);
   }
   const ProcessAnalysis p = s.analyze();
-  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.growth_set_aside.empty());
-}
-
-// Each step keeps 4 KiB in `kept_in` and reads a 16 KiB batch made at the
-// same line, freed at the next step; the walks name each batch while it is
-// current.
-ProcessAnalysis growth_beside_batches(const std::string& kept_in) {
-  Synth s;
-  const uint64_t line = s.stack("train.py", 13, "main");
-  for (uint64_t step = 1; step <= 8; ++step) {
-    if (step > 1) s.free(kB + (step - 1) * 0x10000, 16384);
-    s.alloc(kB + step * 0x10000, 16384, line);
-    s.alloc(kA + step * 0x10000, 4096, line);
-    s.holder(kB + step * 0x10000, "main().xb", step);
-    for (uint64_t kept = 1; kept <= step; ++kept)
-      s.holder(kA + kept * 0x10000, kept_in + "[" + std::to_string(kept) + "]", step);
-    s.step(step);
-  }
-  return s.analyze();
+  expect_growth_reported(p);
 }
 
 TEST(StepGrowth, BatchesFreedBeforeTheLastStepAreNoPartOfWhatGrew) {
@@ -600,8 +584,7 @@ TEST(StepGrowth, SummarySaysWhatGrowthWasSetAside) {
 TEST(StepGrowth, GrowthMostlyOutsideTheBoundedContainerIsStillALeak) {
   // 7 of 8 allocations (87.5 %) in the deque: the rest grows unbounded.
   const ProcessAnalysis p = growth_held_partly_by_a_bounded_deque(7);
-  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.growth_set_aside.empty());
+  expect_growth_reported(p);
 }
 
 // Eight steps, each all-reducing a new buffer that stays live (waited);
@@ -680,8 +663,7 @@ TEST(StepGrowth, WhatAnEpochsEndFreedIsSetAside) {
 
 TEST(StepGrowth, MetricStateNoResetFreedIsALeak) {
   const ProcessAnalysis p = metric_state_growing(false);
-  EXPECT_EQ(of_kind(p, kStepGrowth).size(), 1u);
-  EXPECT_TRUE(p.growth_set_aside.empty());
+  expect_growth_reported(p);
 }
 
 TEST(StepGrowth, HolderWithoutStoreLinesNamesThePathOnly) {
