@@ -23,8 +23,14 @@ def main(listing):
     for prog in programs:
         os.environ["MEMLIFE_CORPUS_TRUTH"] = prog["truth"]
         sys.argv = [prog["path"], *prog["args"]]
-        with memlife.record() as rec:
-            runpy.run_path(prog["path"], run_name="__main__")
+        # As `python3 FILE` does: the program's folder first on sys.path, for
+        # its folder's helpers (clean/_lightning.py).
+        sys.path.insert(0, os.path.dirname(os.path.abspath(prog["path"])))
+        try:
+            with memlife.record() as rec:
+                runpy.run_path(prog["path"], run_name="__main__")
+        finally:
+            sys.path.pop(0)
         print("MEMLIFE-BLOCK", json.dumps({"name": prog["name"], "findings": rec.findings,
                                            "warnings": rec.report["warnings"]}), flush=True)
 

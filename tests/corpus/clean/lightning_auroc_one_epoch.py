@@ -4,20 +4,13 @@ batch's predictions until Lightning computes and resets it at the epoch's
 end, as documented. One epoch is the usual length of a fine-tuning run, so
 the metric's state grows at every step of the run and is freed only at its
 end, by the reset, not by the program letting go of a leak."""
-import os
 
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 from torchmetrics.classification import BinaryAUROC, BinaryAveragePrecision
 
-try:
-    import lightning as L
-except ImportError:  # the older package name
-    import pytorch_lightning as L
-
-# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
-ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
+from _lightning import ACCELERATOR, L  # the GPU half runs it on CUDA
 
 
 class Classifier(L.LightningModule):

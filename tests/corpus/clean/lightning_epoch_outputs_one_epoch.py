@@ -3,19 +3,12 @@
 `on_train_epoch_end`: the pattern Lightning 2's documentation gives for
 what `training_epoch_end(outputs)` did. The list, and the graph each loss
 keeps, grow at every step of the epoch and are freed at its end."""
-import os
 
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
-try:
-    import lightning as L
-except ImportError:  # the older package name
-    import pytorch_lightning as L
-
-# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
-ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
+from _lightning import ACCELERATOR, L  # the GPU half runs it on CUDA
 
 
 class Regressor(L.LightningModule):

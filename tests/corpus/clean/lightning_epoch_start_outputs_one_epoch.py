@@ -4,19 +4,12 @@ predictions and targets in them, to score the epoch in
 `on_train_epoch_end`, without clearing: the next epoch's start replaces
 them. Run for one epoch, as a smoke test does, the lists grow at every
 step and are still alive at the end; they hold one epoch's worth."""
-import os
 
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
-try:
-    import lightning as L
-except ImportError:  # the older package name
-    import pytorch_lightning as L
-
-# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
-ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
+from _lightning import ACCELERATOR, L  # the GPU half runs it on CUDA
 
 
 class Classifier(L.LightningModule):

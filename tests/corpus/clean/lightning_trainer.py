@@ -1,17 +1,10 @@
 """A small MLP LightningModule trained with lightning's Trainer on CPU (on CUDA in the GPU half)."""
-import os
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
-try:
-    import lightning as L
-except ImportError:  # the older package name
-    import pytorch_lightning as L
-
-# The GPU half runs it on CUDA (MEMLIFE_CORPUS_DEVICE=cuda).
-ACCELERATOR = "gpu" if os.environ.get("MEMLIFE_CORPUS_DEVICE") == "cuda" else "cpu"
+from _lightning import ACCELERATOR, L  # the GPU half runs it on CUDA
 
 
 class MLPClassifier(L.LightningModule):
