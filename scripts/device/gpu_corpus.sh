@@ -75,7 +75,7 @@ if ls .whl/tm/*.whl > /dev/null 2>&1; then
 fi
 for p in lbfgs_fit torchmetrics_epoch_auroc peft_lora_finetune lightning_trainer \
          lightning_checkpoint_predict lightning_bf16_accumulate lightning_auroc_one_epoch \
-         lightning_epoch_outputs_one_epoch \
+         lightning_epoch_outputs_one_epoch lightning_epoch_start_outputs_one_epoch \
          ignite_epoch_metric_one_epoch; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
