@@ -318,8 +318,11 @@ constexpr ResetReason kResets[] = {
 
 // What keeps a container within the bound the walk wrote.
 std::string what_bounds(std::string_view bound) {
-  // An epoch-wise ignite metric: its engine's epoch_length.
-  if (bound.starts_with("epoch_length=")) return "its engine resets it at each epoch's start";
+  // An epoch-wise ignite metric (its engine's epoch_length), a fastai
+  // Learner's metrics (its training epoch's length).
+  if (bound.starts_with("epoch_length="))
+    return "its trainer resets it at each epoch's start (an ignite engine, a fastai Learner's "
+           "Recorder)";
   // A dataset's per-sample cache: its dataset's length.
   if (bound.starts_with("dataset_len="))
     return "a dataset's cache keyed by sample index, one entry per sample at most";

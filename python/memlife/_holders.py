@@ -357,8 +357,14 @@ class _Walk:
             # its referent's __dict__: the referent's class has the hooks.
             cls = type(obj)
             made = self.epoch_hook_made(obj.__class__ if cls in _WEAK_PROXIES else cls)
+            metrics_epoch = _fastai_epoch_length(obj)
             for k, v in list(attrs.items()):
                 if k in ("_parameters", "_buffers", "_modules") and isinstance(obj, torch.nn.Module):
+                    continue
+                if metrics_epoch and k == "_metrics":
+                    # A fastai Learner's metrics: its Recorder resets them
+                    # at each epoch's start.
+                    self.push(v, f"{path}.{k}<{type(v).__name__} epoch_length={metrics_epoch}>")
                     continue
                 if samples and _keyed_by_sample(v, samples):
                     # A dataset's per-sample cache (a sample memoized on
@@ -1273,6 +1279,24 @@ def _note_ignite_attaches(metrics_module) -> None:
 
     attach._memlife_wrapped = True
     metric_class.attach = attach
+
+
+def _fastai_epoch_length(obj) -> int:
+    """For a fastai Learner with its Recorder, the length of its training
+    epoch: the Recorder resets the Learner's metrics at each epoch's start
+    (before_train, before_validate), and an AccumMetric keeps the epoch's
+    predictions and targets until then. 0 for any other object."""
+    learner = sys.modules.get("fastai.learner")
+    if learner is None or not isinstance(obj, getattr(learner, "Learner", ())):
+        return 0
+    attrs = getattr(obj, "__dict__", {})
+    if not isinstance(attrs.get("recorder"), getattr(learner, "Recorder", ())):
+        return 0
+    try:
+        length = len(attrs["dls"].train)
+    except Exception:  # no data loaders yet, or one without a length
+        return 0
+    return length if isinstance(length, int) and length > 0 else 0
 
 
 def _ignite_epoch_length(obj) -> int:

@@ -433,7 +433,17 @@ TEST(StepGrowth, EpochWiseIgniteMetricIsBoundedByItsEngine) {
   expect_set_aside_as(
       "__main__.trainer._event_handlers[*][*][*]<method started>.__self__<ROC_AUC "
       "epoch_length=48>._predictions",
-      "bounded: its engine resets it at each epoch's start, epoch_length=48");
+      "bounded: its trainer resets it at each epoch's start (an ignite engine, a fastai Learner's "
+      "Recorder), epoch_length=48");
+}
+
+TEST(StepGrowth, FastaiLearnersMetricsAreBoundedByItsEpoch) {
+  // One epoch of fastai scoring its training set (Recorder(train_metrics=
+  // True)): an AccumMetric keeps the epoch's predictions, reset by the
+  // Recorder at the next epoch's start.
+  expect_set_aside_as("__main__.learn._metrics<L epoch_length=16>.items[*].preds",
+                      "bounded: its trainer resets it at each epoch's start (an ignite engine, a "
+                      "fastai Learner's Recorder), epoch_length=16");
 }
 
 TEST(StepGrowth, DatasetsPerSampleCacheIsBoundedByItsLength) {

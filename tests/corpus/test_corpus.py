@@ -160,14 +160,19 @@ def test_programs_inside_record_blocks(tmp_path):
 
 
 # Real programs recorded on a CPU machine whose frameworks CI does not
-# install (traces/cpu/corpus/NAME), and the holder of the growth each must
-# set aside as a record of numbers.
+# install (traces/cpu/corpus/NAME), and the growth each must set aside: why,
+# and the holder's path.
 RECORDED = {
     # `scripts/external/fastai_programs.py tabular` (fastai 2.8.12):
     # tabular_learner, fit_one_cycle(3) with SaveModelCallback and
     # EarlyStoppingCallback. Its Recorder keeps each step's smoothed loss, a
     # detached 0-d tensor, for plot_loss: a step_growth error before.
-    "ext_fastai_tabular": "__main__.learn.recorder.losses[*]",
+    "ext_fastai_tabular": [("numbers", "__main__.learn.recorder.losses[*]")],
+    # `fastai_programs.py vision 1 train`: one epoch scoring the training set
+    # too. An AccumMetric keeps the epoch's predictions, and the Recorder
+    # resets it at the next epoch's start: a step_growth error before.
+    "ext_fastai_vision_train_metrics": [
+        ("bounded", "__main__.learn._metrics<L epoch_length=16>.items[*].preds[*]")],
 }
 
 
@@ -181,4 +186,4 @@ def test_recorded_program_has_no_finding(name, tmp_path):
     report = json.loads(out.read_text())
     assert report["findings"] == [], _describe(report)
     set_aside = [g for p in report["processes"] for g in p.get("growth_set_aside", [])]
-    assert [(g["why"], g["path"]) for g in set_aside] == [("numbers", RECORDED[name])], set_aside
+    assert [(g["why"], g["path"]) for g in set_aside] == RECORDED[name], set_aside
