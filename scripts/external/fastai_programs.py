@@ -4,6 +4,7 @@
 #                                           save/load, ClassificationInterpretation, tta
 #   python3 fastai_programs.py tabular      tabular_learner, SaveModelCallback, EarlyStoppingCallback
 #   python3 fastai_programs.py collab       collab_learner, dot product and neural
+#   python3 fastai_programs.py text         AWD-LSTM language model, its encoder in a classifier
 # `train` also scores the training set (Recorder(train_metrics=True)).
 import sys
 
@@ -63,5 +64,24 @@ elif what == "collab":
     dls = CollabDataLoaders.from_df(ratings, bs=64)
     collab_learner(dls, n_factors=16, y_range=(0.5, 5.5)).fit_one_cycle(3, 5e-3, wd=0.1)
     collab_learner(dls, use_nn=True, layers=[32], y_range=(0.5, 5.5)).fit(2, 1e-3)
+elif what == "text":
+    import random
+    from fastai.text.all import (AWD_LSTM, Perplexity, TextDataLoaders, accuracy, language_model_learner,
+                                 text_classifier_learner)
+    r = random.Random(0)
+    words = [f"w{i}" for i in range(300)]
+    df = pd.DataFrame({"text": [" ".join(r.choice(words) for _ in range(r.randint(10, 40))) for _ in range(400)],
+                       "label": [r.randint(0, 1) for _ in range(400)]})
+    dls_lm = TextDataLoaders.from_df(df, text_col="text", is_lm=True, valid_pct=0.2, bs=16, seq_len=32,
+                                     num_workers=0)
+    learn = language_model_learner(dls_lm, AWD_LSTM, pretrained=False, metrics=[accuracy, Perplexity()])
+    learn.fit_one_cycle(1, 1e-2)
+    learn.save_encoder("enc")
+    dls_clas = TextDataLoaders.from_df(df, text_col="text", label_col="label", valid_pct=0.2, bs=16,
+                                       text_vocab=dls_lm.vocab, num_workers=0)
+    classifier = text_classifier_learner(dls_clas, AWD_LSTM, pretrained=False, metrics=accuracy)
+    classifier.load_encoder("enc")
+    classifier.fit_one_cycle(1, 1e-2)
+    print("predicted", classifier.predict(df.text[0])[0])
 else:
     sys.exit(f"fastai_programs.py: unknown program {what!r}")
