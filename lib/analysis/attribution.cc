@@ -318,6 +318,7 @@ constexpr ResetReason kResets[] = {
 
 // What keeps a container within the bound the walk wrote.
 std::string what_bounds(std::string_view bound) {
+  const std::string number(bound.substr(bound.find('=') + 1));
   // An epoch-wise ignite metric (its engine's epoch_length), a fastai
   // Learner's metrics (its training epoch's length).
   if (bound.starts_with("epoch_length="))
@@ -330,13 +331,12 @@ std::string what_bounds(std::string_view bound) {
   if (bound.starts_with(kLoopBound))
     return "the program makes it anew (or empties it) at each pass of a running loop (its "
            "function's or its caller's, at line " +
-           std::string(bound.substr(bound.find('=') + 1)) +
-           "), so it holds one pass's worth (an epoch's outputs)";
+           number + "), so it holds one pass's worth (an epoch's outputs)";
   // What an epoch-start hook makes anew: one epoch's state.
   if (bound.starts_with(kEpochHookBound))
     return "the program makes it anew in an epoch-start hook of its class (Lightning's "
            "on_train_epoch_start, SpeechBrain's on_stage_start, on_epoch_begin, ..., at line " +
-           std::string(bound.substr(bound.find('=') + 1)) + "), so it holds one epoch's worth";
+           number + "), so it holds one epoch's worth";
   return "its container evicts by itself";
 }
 

@@ -61,6 +61,13 @@ _CALLABLES = (types.FunctionType, types.MethodType)
 _WEAK_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
 
 
+def _bound(value, key: str, number: int) -> str:
+    """The bound the walk writes after a container's name, `<Type key=N>`
+    (`<list loop_line=11>`), which the analyzer reads (bound_of in
+    lib/analysis/attribution.cc; memlife_holder in memlife.h)."""
+    return f"<{type(value).__name__} {key}={number}>"
+
+
 def _holds_own_storage(torch, t) -> bool:
     """Whether the walk reads tensor `t`: a plain tensor or parameter, or a
     subclass that overrides only __torch_function__ (fastai's TensorBase,
@@ -272,8 +279,7 @@ class _Walk:
         if not _holds_own_storage(self.torch, t):
             return False  # a wrapper subclass may dispatch ops
         try:
-            with _plain_reads(self.torch):
-                ptr = t.untyped_storage().data_ptr()
+            ptr = t.untyped_storage().data_ptr()  # inside visit's _plain_reads
         except Exception:
             return False
         if ptr and ptr not in self.seen_storages:
@@ -349,7 +355,7 @@ class _Walk:
         if epoch_length:
             # An epoch-wise ignite metric (ROC_AUC, any EpochMetric) keeps
             # each batch of the epoch; its engine resets it at the next.
-            path += f"<{type(obj).__name__} epoch_length={epoch_length}>"
+            path += _bound(obj, "epoch_length", epoch_length)
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
             samples = _dataset_length(torch, obj)
@@ -364,7 +370,7 @@ class _Walk:
                 if metrics_epoch and k == "_metrics":
                     # A fastai Learner's metrics: its Recorder resets them
                     # at each epoch's start.
-                    self.push(v, f"{path}.{k}<{type(v).__name__} epoch_length={metrics_epoch}>")
+                    self.push(v, f"{path}.{k}{_bound(v, 'epoch_length', metrics_epoch)}")
                     continue
                 if samples and _keyed_by_sample(v, samples):
                     # A dataset's per-sample cache (a sample memoized on
@@ -643,7 +649,7 @@ def walk(torch, emit, cycles=False) -> int:
     found = []
     w = _Walk(torch, lambda ptr, path: found.append((ptr, path)))
     main = sys.modules.get("__main__")
-    main_globals = getattr(main, "__dict__", None)
+    main_globals = _module_dict(main)
     frames = []  # the program's live frames with their callers, and the script's own
     main_frame = None
     for frame in list(sys._current_frames().values()):
@@ -663,7 +669,7 @@ def walk(torch, emit, cycles=False) -> int:
             depth += 1
     if main is not None:
         made = _loop_made(main_frame)
-        for k, v in list(_module_dict(main).items()):
+        for k, v in list(main_globals.items()):
             w.push(v, f"__main__.{k}{_loop_bound(v, made.get(k))}")
     for frame, caller in frames:
         made = _loop_made(frame, caller)
@@ -855,7 +861,7 @@ def _loop_made(frame, caller=None) -> dict:
 def _loop_bound(value, loop_first) -> str:
     if loop_first is None or not isinstance(value, (list, dict, set, collections.deque)):
         return ""
-    return f"<{type(value).__name__} loop_line={loop_first}>"
+    return _bound(value, "loop_line", loop_first)
 
 
 # Methods that training frameworks call at the start of each epoch (or
@@ -931,7 +937,7 @@ def _epoch_hook_made(cls, generated_root) -> dict:
 def _epoch_hook_bound(value, line) -> str:
     if line is None or isinstance(value, _SKIP_TYPES):
         return ""
-    return f"<{type(value).__name__} epoch_hook_line={line}>"
+    return _bound(value, "epoch_hook_line", line)
 
 
 # Where a program keeps memory: a call of one of these methods on a
