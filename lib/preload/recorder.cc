@@ -571,6 +571,7 @@ void flush_from_fatal_signal() {
 // pool's).
 
 void before_fork() {
+  if (g_plugin.before_fork != nullptr) g_plugin.before_fork();
   g_start_mutex.lock();
   g_flush_mutex.lock();
   lock_modules_for_fork();
@@ -584,6 +585,7 @@ void after_fork_parent() {
   unlock_modules_after_fork();
   g_flush_mutex.unlock();
   g_start_mutex.unlock();
+  if (g_plugin.after_fork_parent != nullptr) g_plugin.after_fork_parent();
 }
 
 void after_fork_child() {

@@ -121,8 +121,13 @@ struct PluginHooks {
   // Captures the calling thread's Python stack as interned frame ids
   // (innermost first); returns the count.
   size_t (*python_stack)(uint64_t* frame_ids, size_t max) = nullptr;
-  // Called in a forked child before it records anything: drop every
-  // per-process table inherited from the parent.
+  // Fork: before_fork runs first, before the recorder takes its own locks
+  // (the plugin's lock may wait for a thread that records meanwhile), and
+  // after_fork_parent last. after_fork_child runs in a forked child before
+  // it records anything: drop every per-process table inherited from the
+  // parent, and every lock before_fork took.
+  void (*before_fork)() = nullptr;
+  void (*after_fork_parent)() = nullptr;
   void (*after_fork_child)() = nullptr;
   // memlife_work_wait: Work.wait() seen from Python (the C++ Work::wait
   // fires no RecordFunction), with the TensorImpl addresses of the work's

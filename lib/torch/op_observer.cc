@@ -13,6 +13,8 @@
 #define MEMLIFE_HAVE_C10D_PROCESS_GROUP 0  // torch built without distributed: groups unnamed
 #endif
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -258,6 +260,23 @@ bool is_collective_kind(OpKind k) {
 }
 
 // Whether this top-level op may run with RecordFunction off inside it.
+// Switching torch's RecordFunction for this thread (at::enableRecordFunction)
+// rebuilds the thread's callback cache from a snapshot that torch copies
+// under one process-wide mutex. A fork while another thread holds it leaves
+// the child's copy locked for good: the child hangs in its first op that
+// needs a snapshot (its first op at all, or one that silences its nested
+// ops). So switches run under a reader lock that a fork takes as a writer
+// (hold_record_function_switches_for_fork): none is under way at a fork.
+// Writers first, so that threads switching without pause cannot hold a fork
+// off.
+pthread_rwlock_t g_switch_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+
+void switch_record_function(bool enabled) {
+  pthread_rwlock_rdlock(&g_switch_lock);
+  at::enableRecordFunction(enabled);
+  pthread_rwlock_unlock(&g_switch_lock);
+}
+
 // Python may run inside ops on tensor subclasses or under a dispatch mode
 // (AsyncCollectiveTensor waits there): those keep their nested ops. So
 // does anyone else's callback (the profiler wants every op).
@@ -350,7 +369,7 @@ void start_op(const at::RecordFunction& fn) {
   if (outer_function_depth == 0 && may_silence_nested(f)) {
     // Restored when this op ends (its RecordFunction still ends: end
     // callbacks do not look at the flag), even when it throws.
-    at::enableRecordFunction(false);
+    switch_record_function(false);
     f.silenced_nested = true;
   }
   const bool reads_pending = f.kind == OpKind::kPlain && any_input_pending(f);
@@ -473,7 +492,7 @@ void end_op(const at::RecordFunction& fn) {
   ts.depth = index + 1;
   OpFrame& f = ts.frames[index];
   if (f.silenced_nested) {
-    at::enableRecordFunction(true);
+    switch_record_function(true);
     f.silenced_nested = false;
   } else if (f.function_depth == 1 && f.name.function) {
     learn_nesting(f);
@@ -595,7 +614,14 @@ void record_work_wait(const uintptr_t* tensor_impls, size_t count) {
   rec::emit(*w, r);
 }
 
+void hold_record_function_switches_for_fork() { pthread_rwlock_wrlock(&g_switch_lock); }
+
+void release_record_function_switches_after_fork() { pthread_rwlock_unlock(&g_switch_lock); }
+
 void reset_op_observer_after_fork() {
+  // The forking thread held the switch lock as its writer.
+  pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+  g_switch_lock = fresh;
   // Leaked on purpose, like the identity tables.
   new (&g_pending_mutex) std::mutex();
   g_pending = arena::make<PendingList>();

@@ -62,6 +62,17 @@ def test_threads_and_fork_finish(memlife):
         assert not summary.get("damaged"), summary
 
 
+def test_forks_while_threads_run_ops_finish(memlife):
+    # Threads that switch torch's RecordFunction off inside their ops take a
+    # torch mutex each time: a fork must wait for them (CI hung on it once in
+    # about a hundred runs of threads_and_fork.py before the fix).
+    forks = 60
+    proc, out_dir = memlife.run(*python_cmd("fork_during_ops.py", str(forks)), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"hung 0 of {forks}"
+    assert len(list(out_dir.glob("*.mltrace"))) == forks + 1
+
+
 @pytest.mark.parametrize("mode,expected_rc,complete", [
     ("sigkill", 128 + 9, False),
     ("segv", 128 + 11, False),
