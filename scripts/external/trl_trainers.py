@@ -2,6 +2,8 @@
 # tiny GPT-2 (random init) with a word-level tokenizer built here, on
 # generated text, CPU:
 #   python3 trl_trainers.py sft    SFTTrainer, evaluation every 8 steps, checkpoints
+#   python3 trl_trainers.py sft_lora  the same with a LoRA adapter (peft_config; pip install peft),
+#                                  then the adapter merged into the model (merge_and_unload)
 #   python3 trl_trainers.py dpo    DPOTrainer (its reference model loaded from the saved model)
 #   python3 trl_trainers.py grpo   GRPOTrainer, 4 generations per prompt, a length reward
 import os
@@ -45,13 +47,20 @@ def rows(seed, n, make):
 
 tok = tokenizer()
 common = dict(per_device_train_batch_size=8, report_to=[], use_cpu=True)
-if what == "sft":
+if what in ("sft", "sft_lora"):
     from trl import SFTConfig, SFTTrainer
+    lora = None
+    if what == "sft_lora":
+        from peft import LoraConfig
+        lora = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05, target_modules=["c_attn"], task_type="CAUSAL_LM")
     text = lambda r: {"text": sentence(r, r.randint(8, 40))}
-    args = SFTConfig(output_dir="out_sft", max_steps=24, logging_steps=4, save_steps=12, max_length=64,
+    args = SFTConfig(output_dir=f"out_{what}", max_steps=24, logging_steps=4, save_steps=12, max_length=64,
                      packing=False, eval_strategy="steps", eval_steps=8, per_device_eval_batch_size=8, **common)
-    SFTTrainer(model=saved_model(tok), args=args, train_dataset=rows(0, 128, text),
-               eval_dataset=rows(3, 32, text), processing_class=tok).train()
+    trainer = SFTTrainer(model=saved_model(tok), args=args, train_dataset=rows(0, 128, text),
+                         eval_dataset=rows(3, 32, text), processing_class=tok, peft_config=lora)
+    trainer.train()
+    if lora is not None:
+        trainer.model.merge_and_unload()
 elif what == "dpo":
     from trl import DPOConfig, DPOTrainer
     pair = lambda r: {"prompt": sentence(r, r.randint(3, 10)), "chosen": " " + sentence(r, r.randint(2, 12)),
