@@ -32,6 +32,30 @@
 namespace memlife::torch_plugin {
 namespace {
 
+// Calls into torch that take one of its process-wide locks: switching
+// RecordFunction for this thread (at::enableRecordFunction rebuilds the
+// thread's callback cache from a snapshot copied under one mutex) and
+// looking up an operator (the dispatcher's operator table). A fork while
+// another thread holds such a lock leaves the child's copy locked for good,
+// and the child hangs at its first op that takes it. So these calls run
+// under a reader lock that a fork takes as its writer
+// (hold_torch_calls_for_fork): none is under way at a fork. Writers first,
+// so that threads calling without pause cannot hold a fork off.
+pthread_rwlock_t g_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+
+class NoForkDuringScope {
+ public:
+  NoForkDuringScope() { pthread_rwlock_rdlock(&g_fork_lock); }
+  ~NoForkDuringScope() { pthread_rwlock_unlock(&g_fork_lock); }
+  NoForkDuringScope(const NoForkDuringScope&) = delete;
+  NoForkDuringScope& operator=(const NoForkDuringScope&) = delete;
+};
+
+void switch_record_function(bool enabled) {
+  const NoForkDuringScope no_fork;
+  at::enableRecordFunction(enabled);
+}
+
 constexpr std::string_view kOptimizerStepPrefix = "Optimizer.step#";
 
 // Dispatcher ops of c10d that start a collective, and whether each is a
@@ -118,6 +142,7 @@ bool writes_first_input(const at::RecordFunction& fn) {
   if (!schema || schema->arguments().empty()) return false;
   const c10::AliasInfo* alias = schema->arguments()[0].alias_info();
   if (alias == nullptr || !alias->isWrite()) return false;
+  const NoForkDuringScope no_fork;
   const auto op = c10::Dispatcher::singleton().findOp(schema->operator_name());
   return !op || !op->hasTag(at::Tag::inplace_view);
 }
@@ -260,23 +285,6 @@ bool is_collective_kind(OpKind k) {
 }
 
 // Whether this top-level op may run with RecordFunction off inside it.
-// Switching torch's RecordFunction for this thread (at::enableRecordFunction)
-// rebuilds the thread's callback cache from a snapshot that torch copies
-// under one process-wide mutex. A fork while another thread holds it leaves
-// the child's copy locked for good: the child hangs in its first op that
-// needs a snapshot (its first op at all, or one that silences its nested
-// ops). So switches run under a reader lock that a fork takes as a writer
-// (hold_record_function_switches_for_fork): none is under way at a fork.
-// Writers first, so that threads switching without pause cannot hold a fork
-// off.
-pthread_rwlock_t g_switch_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-
-void switch_record_function(bool enabled) {
-  pthread_rwlock_rdlock(&g_switch_lock);
-  at::enableRecordFunction(enabled);
-  pthread_rwlock_unlock(&g_switch_lock);
-}
-
 // Python may run inside ops on tensor subclasses or under a dispatch mode
 // (AsyncCollectiveTensor waits there): those keep their nested ops. So
 // does anyone else's callback (the profiler wants every op).
@@ -614,14 +622,14 @@ void record_work_wait(const uintptr_t* tensor_impls, size_t count) {
   rec::emit(*w, r);
 }
 
-void hold_record_function_switches_for_fork() { pthread_rwlock_wrlock(&g_switch_lock); }
+void hold_torch_calls_for_fork() { pthread_rwlock_wrlock(&g_fork_lock); }
 
-void release_record_function_switches_after_fork() { pthread_rwlock_unlock(&g_switch_lock); }
+void release_torch_calls_after_fork() { pthread_rwlock_unlock(&g_fork_lock); }
 
 void reset_op_observer_after_fork() {
-  // The forking thread held the switch lock as its writer.
+  // The forking thread held the fork lock as its writer.
   pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-  g_switch_lock = fresh;
+  g_fork_lock = fresh;
   // Leaked on purpose, like the identity tables.
   new (&g_pending_mutex) std::mutex();
   g_pending = arena::make<PendingList>();

@@ -15,10 +15,11 @@ void install_floor_observer();
 // Work.wait() seen from Python, with the TensorImpls of the work's tensors.
 void record_work_wait(const uintptr_t* tensor_impls, size_t count);
 
-// Fork: no thread is switching torch's RecordFunction on or off while the
-// process forks (a switch takes a torch mutex a fork would leave locked).
-void hold_record_function_switches_for_fork();
-void release_record_function_switches_after_fork();
+// Fork: no thread is inside a call that takes one of torch's process-wide
+// locks (switching RecordFunction, looking up an operator) while the
+// process forks: the child would find that lock taken for good.
+void hold_torch_calls_for_fork();
+void release_torch_calls_after_fork();
 void reset_op_observer_after_fork();
 
 }  // namespace memlife::torch_plugin

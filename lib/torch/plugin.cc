@@ -117,8 +117,8 @@ extern "C" MEMLIFE_API int memlife_torch_plugin_init(void) {
     hooks.census = &write_census;
     hooks.storage_id_for_address = &torch_plugin::storage_id_hook;
     hooks.python_stack = &capture_python_stack;
-    hooks.before_fork = &hold_record_function_switches_for_fork;
-    hooks.after_fork_parent = &release_record_function_switches_after_fork;
+    hooks.before_fork = &hold_torch_calls_for_fork;
+    hooks.after_fork_parent = &release_torch_calls_after_fork;
     hooks.after_fork_child = &torch_plugin::after_fork_child;
     hooks.work_wait = &record_work_wait;
     hooks.watch_storages = &watch_storages;
