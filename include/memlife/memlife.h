@@ -97,10 +97,12 @@ MEMLIFE_API void memlife_holder(const void* address, const char* path);
 #define MEMLIFE_METRIC_RESET_BEGIN "memlife.metric reset begin"
 #define MEMLIFE_METRIC_RESET_END "memlife.metric reset end"
 
-/* Labels of the marks around the end of each of Lightning's training
- * epochs (its fit loop's on_advance_end: the on_train_epoch_end hooks of
- * the module and the callbacks, the logged metrics' reset). What is freed
- * there was kept for the epoch, as Lightning's documentation does with
+/* Labels of the marks around the end of each training epoch: Lightning's
+ * (its fit loop's on_advance_end: the on_train_epoch_end hooks of the
+ * module and the callbacks, the logged metrics' reset), an HF Trainer's
+ * and Keras's (the callbacks' on_epoch_end), an ignite engine's
+ * (EPOCH_COMPLETED's handlers). What is freed there was kept for the
+ * epoch, as Lightning's documentation does with
  * `self.training_step_outputs`, cleared in on_train_epoch_end: bounded by
  * the epoch, not a leak. */
 #define MEMLIFE_EPOCH_END_BEGIN "memlife.epoch_end begin"

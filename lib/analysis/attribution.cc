@@ -314,7 +314,8 @@ constexpr ResetReason kResets[] = {
      "period the program chose"},
     {"freed_at_epoch_end_bytes", "epoch_end",
      "kept for the epoch and freed at its end (Lightning's on_train_epoch_end: its documented "
-     "self.training_step_outputs.clear()), so it grew for one epoch"}};
+     "self.training_step_outputs.clear(); an HF TrainerCallback's or a Keras callback's "
+     "on_epoch_end; an ignite EPOCH_COMPLETED handler), so it grew for one epoch"}};
 
 // What keeps a container within the bound the walk wrote.
 std::string what_bounds(std::string_view bound) {

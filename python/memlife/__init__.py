@@ -328,29 +328,63 @@ def _mark_metric_resets(torchmetrics) -> None:
     _mark_calls(getattr(torchmetrics, "Metric", None), "reset", METRIC_RESET_BEGIN, METRIC_RESET_END)
 
 
-# The labels of the marks around the end of Lightning's training epochs:
+# The labels of the marks around the end of each training epoch:
 # MEMLIFE_EPOCH_END_BEGIN and _END of include/memlife/memlife.h (a test
 # compares).
 EPOCH_END_BEGIN = "memlife.epoch_end begin"
 EPOCH_END_END = "memlife.epoch_end end"
-_LIGHTNING_FIT_LOOPS = ("lightning.pytorch.loops.fit_loop", "pytorch_lightning.loops.fit_loop")
+# Where each framework ends its epochs: the module, the class and the method
+# whose call runs the program's epoch-end hooks.
+_EPOCH_END_CALLS = (
+    # Lightning's fit loop: on_advance_end runs the on_train_epoch_end hooks.
+    ("lightning.pytorch.loops.fit_loop", "_FitLoop", "on_advance_end"),
+    ("pytorch_lightning.loops.fit_loop", "_FitLoop", "on_advance_end"),
+    # HF Trainer: the TrainerCallbacks' on_epoch_end.
+    ("transformers.trainer_callback", "CallbackHandler", "on_epoch_end"),
+    # Keras 3: the callbacks' on_epoch_end.
+    ("keras.src.callbacks.callback_list", "CallbackList", "on_epoch_end"),
+)
 
 
 def _install_epoch_end_marks() -> bool:
-    """Marks the end of each of Lightning's training epochs (the fit loop's
-    on_advance_end, which runs the on_train_epoch_end hooks), once Lightning
-    is imported: what a program kept for the epoch and frees there (the
-    documented `self.training_step_outputs.clear()`) was bounded by it."""
+    """Marks the end of each training epoch (Lightning's, an HF Trainer's,
+    Keras's, an ignite engine's EPOCH_COMPLETED), once the framework is
+    imported: what a program kept for the epoch and frees there (Lightning's
+    documented `self.training_step_outputs.clear()`, a callback's per-step
+    list) was bounded by it."""
     if not active():
         return False
-    for name in _LIGHTNING_FIT_LOOPS:
-        after_import(name, _mark_epoch_ends)
+    for module, owner, method in _EPOCH_END_CALLS:
+        after_import(module, lambda m, owner=owner, method=method: _mark_calls(
+            getattr(m, owner, None), method, EPOCH_END_BEGIN, EPOCH_END_END))
+    after_import("ignite.engine.engine", _mark_ignite_epoch_ends)
     return True
 
 
-def _mark_epoch_ends(fit_loop) -> None:
-    _mark_calls(getattr(fit_loop, "_FitLoop", None), "on_advance_end", EPOCH_END_BEGIN,
-                EPOCH_END_END)
+def _mark_ignite_epoch_ends(engine_module) -> None:
+    """An ignite engine fires all its events through one method: only
+    EPOCH_COMPLETED's handlers are marked."""
+    engine = getattr(engine_module, "Engine", None)
+    method = getattr(engine, "_fire_event", None)
+    events = getattr(sys.modules.get("ignite.engine.events"), "Events", None)
+    if method is None or events is None or getattr(method, "_memlife_wrapped", False):
+        return
+    completed = events.EPOCH_COMPLETED
+    mark = _api.lib.memlife_mark
+    begin, end = EPOCH_END_BEGIN.encode(), EPOCH_END_END.encode()
+
+    def marking(original):
+        def fire_event(self, event_name, *args, **kwargs):
+            if event_name != completed:
+                return original(self, event_name, *args, **kwargs)
+            mark(begin)
+            try:
+                return original(self, event_name, *args, **kwargs)
+            finally:
+                mark(end)
+        return fire_event
+
+    _wrap(engine, "_fire_event", marking)
 
 
 def _mark_calls(owner, name, begin_label, end_label) -> None:
