@@ -5,24 +5,16 @@ import os
 import tempfile
 
 import torch
-from torch.utils.data import Dataset
-from transformers import (BertConfig, BertForSequenceClassification, Trainer, TrainerCallback,
-                          TrainingArguments)
+from transformers import (DistilBertConfig, DistilBertForSequenceClassification, Trainer,
+                          TrainerCallback, TrainingArguments)
 
 DEVICE = torch.device(os.environ.get("MEMLIFE_CORPUS_DEVICE", "cpu"))  # cuda on the GPU half
 
 
-class Random(Dataset):
-    def __init__(self, n, seq=32, vocab=500):
-        g = torch.Generator().manual_seed(n)
-        self.ids = torch.randint(0, vocab, (n, seq), generator=g)
-        self.labels = torch.randint(0, 3, (n,), generator=g)
-
-    def __len__(self):
-        return len(self.ids)
-
-    def __getitem__(self, i):
-        return {"input_ids": self.ids[i], "labels": self.labels[i]}
+def examples(n, seq=32, vocab=500):
+    g = torch.Generator().manual_seed(n)
+    ids, labels = torch.randint(0, vocab, (n, seq), generator=g), torch.randint(0, 3, (n,), generator=g)
+    return [{"input_ids": ids[i], "labels": labels[i]} for i in range(n)]
 
 
 class GradNormsPerEpoch(TrainerCallback):
@@ -41,14 +33,13 @@ class GradNormsPerEpoch(TrainerCallback):
 
 def main():
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=500, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=128, num_labels=3)
-    model = BertForSequenceClassification(cfg)
+    cfg = DistilBertConfig(vocab_size=500, dim=64, n_layers=2, n_heads=2, hidden_dim=128, num_labels=3)
+    model = DistilBertForSequenceClassification(cfg)
     with tempfile.TemporaryDirectory() as out:
         args = TrainingArguments(output_dir=out, per_device_train_batch_size=8, num_train_epochs=1,
                                  logging_steps=8, save_strategy="no", report_to=[],
                                  use_cpu=DEVICE.type != "cuda", dataloader_num_workers=0)
-        trainer = Trainer(model=model, args=args, train_dataset=Random(192), callbacks=[GradNormsPerEpoch()])
+        trainer = Trainer(model=model, args=args, train_dataset=examples(192), callbacks=[GradNormsPerEpoch()])
         trainer.train()
 
 
