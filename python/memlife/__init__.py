@@ -364,31 +364,18 @@ def _install_epoch_end_marks() -> bool:
 def _mark_ignite_epoch_ends(engine_module) -> None:
     """An ignite engine fires all its events through one method: only
     EPOCH_COMPLETED's handlers are marked."""
-    engine = getattr(engine_module, "Engine", None)
-    method = getattr(engine, "_fire_event", None)
     events = getattr(sys.modules.get("ignite.engine.events"), "Events", None)
-    if method is None or events is None or getattr(method, "_memlife_wrapped", False):
-        return
-    completed = events.EPOCH_COMPLETED
-    mark = _api.lib.memlife_mark
-    begin, end = EPOCH_END_BEGIN.encode(), EPOCH_END_END.encode()
-
-    def marking(original):
-        def fire_event(self, event_name, *args, **kwargs):
-            if event_name != completed:
-                return original(self, event_name, *args, **kwargs)
-            mark(begin)
-            try:
-                return original(self, event_name, *args, **kwargs)
-            finally:
-                mark(end)
-        return fire_event
-
-    _wrap(engine, "_fire_event", marking)
+    if events is not None:
+        _mark_calls(getattr(engine_module, "Engine", None), "_fire_event", EPOCH_END_BEGIN,
+                    EPOCH_END_END, only_for=events.EPOCH_COMPLETED)
 
 
-def _mark_calls(owner, name, begin_label, end_label) -> None:
-    """Wraps owner.NAME so that each call is marked begin_label ... end_label."""
+_EVERY_CALL = object()
+
+
+def _mark_calls(owner, name, begin_label, end_label, only_for=_EVERY_CALL) -> None:
+    """Wraps owner.NAME so that each call (each whose first argument is
+    only_for, when given) is marked begin_label ... end_label."""
     method = getattr(owner, name, None)
     if method is None or getattr(method, "_memlife_wrapped", False):
         return
@@ -397,6 +384,8 @@ def _mark_calls(owner, name, begin_label, end_label) -> None:
 
     def marking(original):
         def marked(self, *args, **kwargs):
+            if only_for is not _EVERY_CALL and (not args or args[0] != only_for):
+                return original(self, *args, **kwargs)
             mark(begin)
             try:
                 return original(self, *args, **kwargs)
