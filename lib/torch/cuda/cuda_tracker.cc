@@ -108,7 +108,12 @@ extern "C" __attribute__((visibility("default"))) int memlife_torch_cuda_try_att
   try {
     alloc::CUDAAllocator* allocator = alloc::get();
     if (allocator == nullptr || !allocator->initialized()) return 0;
-    std::lock_guard<std::mutex> lock(attach_mutex);
+    // Never waits: another thread attaching now means "not yet" (this one
+    // tries again after its next op). A child forked while a thread of its
+    // parent held the mutex would otherwise wait for good at its first op;
+    // it cannot use CUDA anyway, and stays unattached.
+    std::unique_lock<std::mutex> lock(attach_mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return 0;
     if (state.load() != 0) return state.load();
     g_current_op_name.store(current_op_name);
     // The cudaMallocAsync backend refuses trace trackers (throws).
