@@ -15,6 +15,16 @@ export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload
 export STACKS=${STACKS:-python} TMO=${TMO:-300}
 scenario() { wanted "$1" || return 0; traced "$@"; }
 
+# torchmetrics, peft, Lightning and pytorch-ignite are not in the device
+# image: their pure-Python wheels (and lightning-utilities') come in .whl/tm,
+# carried (here: pip download --no-deps --python-version 3.12
+# --only-binary=:all: -d .whl/tm with the versions of
+# tests/corpus/requirements.txt).
+if ls .whl/tm/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tm-site .whl/tm/*.whl
+  export PYTHONPATH=$PYTHONPATH:/tmp/tm-site
+fi
+
 say clean GPU programs
 scenario gpu_train_clean python3 scripts/device/gpu_train_loop.py clean
 MEMLIFE_CORPUS_DEVICE=cuda scenario hf_trainer_cuda python3 tests/corpus/clean/hf_gpt2_trainer.py
@@ -65,15 +75,6 @@ scenario nccl_ddp_optimizer_in_backward python3 -m torch.distributed.run --stand
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True scenario gpu_train_expandable \
   python3 scripts/device/gpu_train_loop.py clean
 
-# torchmetrics, peft, Lightning and pytorch-ignite are not in the device
-# image: their pure-Python wheels (and lightning-utilities') come in .whl/tm,
-# carried (here: pip download --no-deps --python-version 3.12
-# --only-binary=:all: -d .whl/tm with the versions of
-# tests/corpus/requirements.txt).
-if ls .whl/tm/*.whl > /dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tm-site .whl/tm/*.whl
-  export PYTHONPATH=$PYTHONPATH:/tmp/tm-site
-fi
 for p in lbfgs_fit torchmetrics_epoch_auroc peft_lora_finetune lightning_trainer \
          lightning_checkpoint_predict lightning_bf16_accumulate lightning_auroc_one_epoch \
          lightning_epoch_outputs_one_epoch lightning_epoch_start_outputs_one_epoch \

@@ -198,6 +198,13 @@ GPU_CORPUS = {
     # a record of numbers set aside.
     "cuda_loss_history_keeps_graph": [("step_growth", 160)],
     "cuda_loss_history_keeps_graph_fixed": [],
+    # one epoch of each, an H100 (the first session of 2026-12-07): what a
+    # Lightning epoch-start hook makes anew, per-parameter gradient norms an
+    # HF TrainerCallback keeps until on_epoch_end, the logits an ignite
+    # handler keeps until EPOCH_COMPLETED
+    "cuda_lightning_epoch_start_outputs_one_epoch": [],
+    "cuda_hf_trainer_callback_epoch_grad_norms": [],
+    "cuda_ignite_epoch_outputs_one_epoch": [],
     "cuda_lightning_callback_keeps_outputs": [("step_growth", 3_145_776)],
     "cuda_manual_sgd_keeps_outputs_fixed": [],
     "cuda_manual_sgd_keeps_outputs": [("step_growth", 19_267_584)],
@@ -318,13 +325,17 @@ def corpus_set_aside(name):
 # What was found and is no leak: the NCCL fp16 comm hook's compressed
 # buffers (kept by ProcessGroupNCCL until its watchdog reaps the works), the
 # replay buffer still filling, the ignite metrics bounded by their epoch,
-# the epoch's outputs Lightning's epoch-end hook frees, and those a plain
-# loop keeps in lists it makes anew at each epoch.
+# the epoch's outputs Lightning's, HF's and ignite's epoch-end hooks free,
+# those a plain loop keeps in lists it makes anew at each epoch, and those
+# a Lightning epoch-start hook makes anew.
 for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
                   ("cuda_rl_replay_buffer", ["bounded"]),
                   ("cuda_ignite_epoch_metric_one_epoch", ["bounded"]),
                   ("cuda_lightning_epoch_outputs_one_epoch", ["epoch_end"]),
-                  ("cuda_epoch_outputs_plain_loop", ["bounded"])]:
+                  ("cuda_epoch_outputs_plain_loop", ["bounded"]),
+                  ("cuda_lightning_epoch_start_outputs_one_epoch", ["bounded"]),
+                  ("cuda_hf_trainer_callback_epoch_grad_norms", ["epoch_end"]),
+                  ("cuda_ignite_epoch_outputs_one_epoch", ["epoch_end"])]:
     got = corpus_set_aside(name)
     expect(got == why, f"corpus/{name}: growth set aside as {why}, got {got}")
 
