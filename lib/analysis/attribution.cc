@@ -307,6 +307,12 @@ struct ResetReason {
   const char* why;
   const char* reason;
 };
+// A block's leak that only replaces what an earlier call kept.
+constexpr std::string_view kReplacedReason =
+    "one call's worth, replaced: the block freed as much memory that the same code had made "
+    "before it and the same container held (a framework keeping its last call's results: "
+    "Lightning's predict loop, a cached trainer), so the next call frees this in turn";
+
 constexpr ResetReason kResets[] = {
     {"freed_by_metric_reset_bytes", "metric_reset",
      "a metric's accumulated state: torchmetrics keeps every update of a list-state metric until "
@@ -348,6 +354,14 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
   std::vector<Finding> kept;
   kept.reserve(findings.size());
   for (Finding& f : findings) {
+    if (f.kind == kLeakedByBlock && f.bytes != 0 &&
+        f.evidence.value("replaced_bytes", uint64_t{0}) >= f.bytes) {
+      set_aside.push_back({{"why", "replaced"},
+                           {"reason", std::string(kReplacedReason)},
+                           {"bytes", f.bytes},
+                           {"growth", f.message}});
+      continue;
+    }
     if (f.kind != kStepGrowth) {
       kept.push_back(std::move(f));
       continue;

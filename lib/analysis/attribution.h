@@ -65,7 +65,14 @@ void name_holders(std::vector<Finding>& findings, const Model& m);
 // - "cyclic_garbage": no Python path holds it and (at least 90 % of) it
 //   was freed by the exit walk's gc.collect(): garbage on reference
 //   cycles that the program's collector had not freed yet (torchtitan
-//   disables it and collects every gc_freq steps).
+//   disables it and collects every gc_freq steps);
+// - "metric_reset", "epoch_end": growth (90 %) that a torchmetrics reset()
+//   or the end of a training epoch freed (the Python hooks mark both): it
+//   grew for the period the program chose;
+// - "replaced": a memlife.record() block's leak that replaces as much
+//   memory an earlier call made by the same code and the same container
+//   held, which the block freed (a framework keeping its last call's
+//   results): one call's worth, not an accumulation.
 nlohmann::json set_aside_growth(std::vector<Finding>& findings);
 
 // For findings that say memory stayed (growth, a block's leak, a broken

@@ -778,6 +778,54 @@ TEST(LeakedByBlock, PathAWalkAtTheEndNoLongerFindsIsNotTheHolder) {
   }
 }
 
+// A framework keeping its last call's results (Lightning's predict loop):
+// block 2's predictions, made by the same code as block 1's and held by
+// the same container, replace block 1's, which block 2 freed: one call's
+// worth, set aside (why: replaced). Kept by another container instead (a
+// list of the program's), or made by other code, or with less freed than
+// kept, it is the block's leak.
+TEST(LeakedByBlock, WhatReplacesAnEarlierCallsResultsInTheSameContainerIsSetAside) {
+  enum Case { kReplaced, kOtherHolder, kOtherCode, kLessFreed };
+  for (const Case c : {kReplaced, kOtherHolder, kOtherCode, kLessFreed}) {
+    Synth s;
+    const std::string loop = "/venv/lib/python3.12/site-packages/lightning/loops/predict.py";
+    const auto made_at = [&](const std::string& test_line_file, uint64_t line) {
+      return s.stack(
+          {{"/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 125, "forward"},
+           {"/work/model.py", line, "Net.predict_step"},
+           {loop, 260, "_predict_step"},
+           {test_line_file, 14, "test"}});
+    };
+    const uint64_t first = made_at("/work/test_a.py", 30);
+    const uint64_t second = made_at("/work/test_b.py", c == kOtherCode ? 31 : 30);
+    const std::string loop_slot = "main().trainer.predict_loop._predictions[*][*]";
+    s.label(MEMLIFE_BLOCK_BEGIN_PREFIX "1");
+    s.alloc(kA, 16384, first);
+    s.holder(kA, loop_slot, 0);
+    s.walk_end(true);
+    s.label(MEMLIFE_BLOCK_END_PREFIX "1");
+    s.label(MEMLIFE_BLOCK_BEGIN_PREFIX "2");
+    s.free(kA);
+    s.alloc(kA + 0x10000, c == kLessFreed ? 32768 : 16384, second);
+    s.holder(kA + 0x10000, c == kOtherHolder ? "main().kept[*]" : loop_slot, 0);
+    s.walk_end(true);
+    s.label(MEMLIFE_BLOCK_END_PREFIX "2");
+    AnalysisOptions options;
+    options.block = 2;
+    const ProcessAnalysis out = s.analyze(true, options);
+    const auto found = of_kind(out, kLeakedByBlock);
+    if (c == kReplaced) {
+      EXPECT_TRUE(found.empty()) << found[0].message;
+      ASSERT_EQ(out.growth_set_aside.size(), 1u);
+      EXPECT_EQ(out.growth_set_aside[0]["why"], "replaced");
+      EXPECT_EQ(out.growth_set_aside[0]["bytes"], 16384u);
+    } else {
+      ASSERT_EQ(found.size(), 1u) << c;
+      EXPECT_TRUE(out.growth_set_aside.empty()) << c;
+    }
+  }
+}
+
 TEST(LeakedByBlock, MemoryAnUncollectableCycleKeepsNamesTheCycle) {
   // The walk at a block's end names what a cycle through C++ keeps under
   // MEMLIFE_HOLDER_CYCLE_ROOT: the message names the cycle itself (its

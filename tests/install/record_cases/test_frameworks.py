@@ -6,8 +6,14 @@ finding against what the program measures itself.
 
 Leak patterns from public reports: evaluation outputs kept across batches
 (huggingface/transformers#12878, #8476), a forward hook that keeps every
-activation it sees (pytorch/pytorch#836).
+activation it sees (pytorch/pytorch#836), and #12878's pattern with
+Lightning's predict: predictions kept across calls in a list of the
+program's. What a framework keeps of its last call only (Lightning's
+predict loop its last predictions, the list of
+Lightning-AI/pytorch-lightning#15656) replaces the previous call's: no
+leak once a call ran before the block.
 """
+import lightning
 import pytest
 import torch
 import torchvision
@@ -18,6 +24,7 @@ import memlife
 torch.manual_seed(0)
 _ALL_LOGITS = []    # what an evaluation loop keeps
 _FEATURES = {}      # what a probing hook keeps
+_PREDICTIONS = []   # what a loop of predict() calls keeps
 
 
 def line_of(marker):
@@ -84,6 +91,41 @@ def test_resnet_probe_keeps_features():
 @pytest.mark.memlife_no_leaks
 def test_resnet_probe_removed():
     probe(torchvision.models.resnet18(), keep=False)
+
+
+class TinyPredictor(lightning.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(16, 256)
+
+    def predict_step(self, batch):
+        return self.net(batch[0])
+
+
+@pytest.fixture(scope="module")
+def predictor():
+    """A Lightning Trainer and module that have predicted once (set up before
+    the block): Lightning's predict loop keeps its last call's predictions
+    until the next call."""
+    trainer = lightning.Trainer(accelerator="cpu", logger=False, enable_progress_bar=False,
+                                enable_model_summary=False, enable_checkpointing=False)
+    module = TinyPredictor()
+    data = torch.utils.data.TensorDataset(torch.randn(64, 16))
+    loader = torch.utils.data.DataLoader(data, batch_size=16)
+    trainer.predict(module, loader)
+    return trainer, module, loader
+
+
+@pytest.mark.memlife_no_leaks
+def test_lightning_predict_keeps_its_last_call_only(predictor):
+    trainer, module, loader = predictor
+    trainer.predict(module, loader)
+
+
+@pytest.mark.memlife_no_leaks
+def test_lightning_predictions_kept_across_calls(predictor):
+    trainer, module, loader = predictor
+    _PREDICTIONS.extend(trainer.predict(module, loader))  # LEAK-LINE predictions
 
 
 def test_record_api_bytes_holder_and_line():
