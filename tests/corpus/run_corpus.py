@@ -162,6 +162,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "deepspeed_zero3": TORCHRUN_LAUNCH,
     "hf_trainer_deepspeed_zero3": TORCHRUN_LAUNCH,
     "gpytorch_decoupled_ppgpr": PYTHON_LAUNCH,
+    "captum_lime_sgd_lasso": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
