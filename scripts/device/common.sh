@@ -12,6 +12,13 @@ exec > >(tee "$OUT/log.txt") 2>&1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
 say() { echo "=== $*"; }
+# install_wheels DIR WHEEL...: carried wheels into DIR (put on PYTHONPATH by the
+# caller); nothing is fetched, no dependency is resolved, nothing compiled.
+install_wheels() {
+  local dir=$1
+  shift
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$dir" "$@"
+}
 
 say environment
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader

@@ -14,7 +14,7 @@ export STACKS=${STACKS:-python} TMO=${TMO:-240}
 export TORCH_CUDA_ARCH_LIST=9.0
 for v in ${VERSIONS:-0.19.1 0.19.2}; do
   site=/tmp/ds-$v
-  python3 -m pip install -q --no-index --no-deps --no-compile --target $site $(ls .whl/deps/*.whl .whl/optional/*.whl 2>/dev/null) .whl/ds-$v/*.whl || exit 1
+  install_wheels $site $(ls .whl/deps/*.whl .whl/optional/*.whl 2>/dev/null) .whl/ds-$v/*.whl || exit 1
   export TORCH_EXTENSIONS_DIR=/tmp/torch-ext-$v
   say "deepspeed $v"
   for mode in ${MODES:-compile eager}; do

@@ -7,7 +7,7 @@
 # here. ONLY="name ..." records just those scenarios.
 source "$(dirname "$0")/common.sh"
 EXT=$ROOT/.whl/ext
-pip install -q --no-index --no-deps --target /tmp/ml-pyext $EXT/wheels/*.whl > $R/pip.log 2>&1 || tail -5 $R/pip.log
+install_wheels /tmp/ml-pyext "$EXT"/wheels/*.whl > $R/pip.log 2>&1 || tail -5 $R/pip.log
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:/tmp/ml-pyext
 export STACKS=${STACKS:-python} TMO=${TMO:-200} SUMARGS=--quiet
 W=/tmp/ml-examples

@@ -15,13 +15,13 @@ export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload
 export STACKS=${STACKS:-python} TMO=${TMO:-300}
 scenario() { wanted "$1" || return 0; traced "$@"; }
 
-# torchmetrics, peft, Lightning and pytorch-ignite are not in the device
-# image: their pure-Python wheels (and lightning-utilities') come in .whl/tm,
-# carried (here: pip download --no-deps --python-version 3.12
+# torchmetrics, peft, Lightning, pytorch-ignite and captum are not in the
+# device image: their pure-Python wheels (and lightning-utilities') come in
+# .whl/tm, carried (here: pip download --no-deps --python-version 3.12
 # --only-binary=:all: -d .whl/tm with the versions of
 # tests/corpus/requirements.txt).
 if ls .whl/tm/*.whl > /dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/tm-site .whl/tm/*.whl
+  install_wheels /tmp/tm-site .whl/tm/*.whl
   export PYTHONPATH=$PYTHONPATH:/tmp/tm-site
 fi
 
@@ -51,7 +51,8 @@ for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buff
          hessian_trace_create_graph wgan_gp_penalty pinn_hessian nested_jagged_batches \
          captum_style_hooks digit_addition_gpt optimizer_in_backward fno_complex_fft \
          hf_trainer_eval_metrics gpytorch_decoupled_ppgpr epoch_outputs_plain_loop \
-         hf_trainer_callback_epoch_grad_norms ignite_epoch_outputs_one_epoch; do
+         hf_trainer_callback_epoch_grad_norms ignite_epoch_outputs_one_epoch \
+         captum_lime_sgd_lasso; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \

@@ -11,13 +11,13 @@
 source "$(dirname "$0")/common.sh"
 L=$ROOT/.whl/ext/libs
 python3 -c "import pytest" 2> /dev/null ||
-  pip install -q --no-index --no-deps --target /tmp/ml-libext $L/wheels/*.whl
+  install_wheels /tmp/ml-libext "$L"/wheels/*.whl
 # The RL and ignite libraries, each only where the image lacks it (an
 # image's own copy and its dependencies come first).
 need() {
   local module=$1; shift
   python3 -c "import $module" 2> /dev/null && return 0
-  for w in "$@"; do pip install -q --no-index --no-deps --target /tmp/ml-libext $L/rl_wheels/$w-*.whl; done
+  for w in "$@"; do install_wheels /tmp/ml-libext "$L"/rl_wheels/"$w"-*.whl; done
 }
 need torchrl torchrl tensordict hoptorch pyvers orjson
 need ignite pytorch_ignite

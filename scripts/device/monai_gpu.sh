@@ -9,7 +9,7 @@
 # $OUT/monai.tar.gz for `memlife analyze` here. ONLY="name ..." as elsewhere.
 source "$(dirname "$0")/common.sh"
 M=$ROOT/.whl/ext/monai
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/monai-site $M/wheels/*.whl \
+install_wheels /tmp/monai-site "$M"/wheels/*.whl \
   "$ROOT"/.whl/tm/pytorch_ignite-*.whl
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:/tmp/monai-site
 export STACKS=${STACKS:-python} TMO=${TMO:-400} SUMARGS=--quiet

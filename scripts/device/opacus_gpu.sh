@@ -8,7 +8,7 @@
 source "$(dirname "$0")/common.sh"
 O=$ROOT/.whl/ext/opacus
 python3 -c "import opacus" 2> /dev/null ||
-  pip install -q --no-index --no-deps --target /tmp/ml-opacus $O/wheels/*.whl
+  install_wheels /tmp/ml-opacus "$O"/wheels/*.whl
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:/tmp/ml-opacus
 export STACKS=${STACKS:-python} TMO=${TMO:-200} SUMARGS=--quiet
 python3 -c 'import opacus; print("opacus", opacus.__version__)'; cat $O/REVISION
