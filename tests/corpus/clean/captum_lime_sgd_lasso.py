@@ -34,7 +34,9 @@ def main():
 
     surrogate = SGDLasso()
     # captum's own test_simple_lime_sgd_model binds its fit arguments the same way.
-    surrogate.fit = functools.partial(surrogate.fit, initial_lr=0.1, max_epoch=120)
+    # The surrogate's parameters are made on the CPU and sgd_train_linear_model
+    # moves only the data (to `device`), so on CUDA the fit runs on the CPU.
+    surrogate.fit = functools.partial(surrogate.fit, initial_lr=0.1, max_epoch=120, device="cpu")
     lime = Lime(net, interpretable_model=surrogate)
     attribution = lime.attribute(x[:1], target=0, n_samples=64)
     print("attribution", attribution.tolist())
