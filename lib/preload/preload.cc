@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +17,7 @@
 
 #include "gpu/gpu_hooks.h"
 #include "preload/caller_search.h"
+#include "preload/fatal_signals.h"
 #include "preload/recorder_state.h"
 
 namespace memlife::rec {
@@ -226,46 +226,6 @@ uint64_t exit_status_of(int status) { return static_cast<unsigned>(status) & 0xf
 // does not).
 void at_exit_handler(int status, void* /*unused*/) { shutdown(exit_status_of(status), false); }
 
-// Fatal signals: write what the program recorded up to the crash, then let
-// the signal do what it would have done without memlife.
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
-struct sigaction g_previous[NSIG];
-
-void on_fatal_signal(int signo, siginfo_t* info, void* context) {
-  flush_from_fatal_signal();
-  const struct sigaction& previous = g_previous[signo];
-  if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
-    previous.sa_sigaction(signo, info, context);
-    return;
-  }
-  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
-      previous.sa_handler != nullptr) {
-    previous.sa_handler(signo);
-    return;
-  }
-  if (previous.sa_handler == SIG_IGN) return;
-  // Default action: restore it and re-raise, so the exit status is the
-  // signal's own (a crash stays a crash for the parent and for `memlife run`).
-  signal(signo, SIG_DFL);
-  raise(signo);
-}
-
-void install_fatal_signal_handlers() {
-  for (int signo : kFatalSignals) {
-    struct sigaction current {};
-    if (sigaction(signo, nullptr, &current) != 0) continue;
-    // Only where the program kept the default: a program's own handler
-    // stays in charge (and it replaces ours if it installs one later).
-    if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler != SIG_DFL) continue;
-    if ((current.sa_flags & SA_SIGINFO) != 0) continue;
-    struct sigaction ours {};
-    ours.sa_sigaction = on_fatal_signal;
-    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
-    sigemptyset(&ours.sa_mask);
-    if (sigaction(signo, &ours, &g_previous[signo]) != 0) g_previous[signo] = current;
-  }
-}
-
 // exec*: the real functions, found before any exec can happen (a vfork
 // child must not call dlsym).
 using ExecveFn = int (*)(const char*, char* const[], char* const[]);
@@ -320,7 +280,7 @@ __attribute__((constructor)) void memlife_preload_init() {
   if (phase().load() != static_cast<int>(Phase::kArmed)) return;
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   on_exit(at_exit_handler, nullptr);
-  install_fatal_signal_handlers();
+  install_crash_signal_handlers();
   gpu::at_start();
 }
 

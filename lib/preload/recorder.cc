@@ -21,6 +21,7 @@
 #include "format/file_layout.h"
 #include "memlife/memlife.h"
 #include "memlife/recorder_options.h"
+#include "preload/fatal_signals.h"
 #include "preload/recorder_state.h"
 
 namespace memlife::rec {
@@ -394,6 +395,7 @@ bool ensure_started() {
   }
   start_writer_thread();
   g_phase.store(static_cast<int>(Phase::kRunning), std::memory_order_release);
+  install_termination_signal_handler();
   return true;
 }
 

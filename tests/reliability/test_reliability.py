@@ -77,6 +77,7 @@ def test_forks_while_threads_run_ops_finish(memlife):
 @pytest.mark.parametrize("mode,expected_rc,complete", [
     ("sigkill", 128 + 9, False),
     ("segv", 128 + 11, False),
+    ("sigterm", 128 + 15, False),
     ("os_exit", 7, True),
     ("raise", 1, True),
 ])
@@ -172,3 +173,16 @@ def test_a_flipped_bit_loses_one_chunk_not_the_rest(memlife, tmp_path):
                            timeout=120)
     assert check.returncode == 2, check.stdout + check.stderr
     assert "damaged_trace" in check.stdout + check.stderr
+
+
+def test_lightning_restores_the_sigterm_handler_it_found(memlife):
+    # Lightning's signal connector restores at teardown only a handler that
+    # Python reports; one it reports as None (set outside Python) it leaves
+    # replaced by its own, bound to the torn-down trainer.
+    plain = subprocess.run(python_cmd("lightning_signal_restore.py"), capture_output=True,
+                           text=True, timeout=180)
+    assert plain.returncode == 0, plain.stderr
+    assert "before <Handlers.SIG_DFL: 0> after <Handlers.SIG_DFL: 0>" in plain.stdout
+    traced, _ = memlife.run(*python_cmd("lightning_signal_restore.py"), timeout=180)
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout == plain.stdout

@@ -15,6 +15,13 @@ if mode == "sigkill":
     os.kill(os.getpid(), signal.SIGKILL)
 elif mode == "segv":
     ctypes.string_at(0)
+elif mode == "sigterm":
+    # Python reads the handler it found at start-up: the default, as without
+    # memlife (the recorder installs its flushing handler after that).
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        sys.exit(3)
+    os.kill(os.getpid(), signal.SIGTERM)
+    signal.pause()  # another thread may take the signal
 elif mode == "os_exit":
     os._exit(7)
 elif mode == "raise":
