@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -258,14 +257,16 @@ bool bounds_growth(std::string_view path) {
   return !(made_anew && path.find(".grad_fn") != std::string_view::npos);
 }
 
-// A holder that is what one variable holds now, a single allocation
-// (`main().xb`, `__main__.logits`): the batch or output of the last step,
-// replaced at each step, which a site's growth counts beside what
-// accumulated. It is no container's content, so it says nothing of a bound.
-bool a_variables_current_value(const nlohmann::json& holder) {
-  static const std::regex kVariable(R"(^(\w+\(\)|__main__)\.\w+$)");
+// A holder that is what one slot holds now, a single allocation: a
+// variable (`main().xb`, `__main__.logits`) or an attribute reached by
+// names alone, no container's element (`main().model.0.weight.grad`). It
+// holds the latest of what its line makes, replaced at each step (the last
+// step's batch, this step's gradient), which a site's growth counts beside
+// what accumulated: one allocation, so it explains no growth and says
+// nothing of a bound.
+bool a_slots_current_value(const nlohmann::json& holder) {
   return holder.value("allocations", uint64_t{0}) == 1 &&
-         std::regex_match(without_annotations(holder.value("path", "")), kVariable);
+         without_annotations(holder.value("path", "")).find('[') == std::string::npos;
 }
 
 // A number: what a 0-d (or one-element) tensor allocates, 8 bytes at most.
@@ -289,7 +290,7 @@ std::string record_of_numbers(const Finding& f) {
   for (const nlohmann::json& h : *held) {
     // The last step's loss, still in its variable with its graph, is no
     // part of the record (`losses.append(loss.detach())` shares its storage).
-    if (a_variables_current_value(h)) {
+    if (a_slots_current_value(h)) {
       current_values += h.value("bytes", uint64_t{0});
       continue;
     }
@@ -367,36 +368,39 @@ nlohmann::json set_aside_growth(std::vector<Finding>& findings) {
       continue;
     }
     nlohmann::json entry;
+    // What only slots' current values name (a gradient the walk saw while
+    // it was the parameter's) is no more held by the program than what no
+    // walk named: the backend's or the collector's to free.
+    uint64_t named = 0, in_bounded = 0;
+    const nlohmann::json* lead = nullptr;
     if (const auto held = f.evidence.find("held_by"); held != f.evidence.end()) {
-      uint64_t named = 0, in_bounded = 0;
-      const nlohmann::json* lead = nullptr;
       for (const nlohmann::json& h : *held) {
         const uint64_t bytes = h.value("bytes", uint64_t{0});
-        if (a_variables_current_value(h)) continue;
+        if (a_slots_current_value(h)) continue;
         named += bytes;
         if (!bounds_growth(h.value("path", ""))) continue;
         in_bounded += bytes;
         if (lead == nullptr) lead = &h;
       }
-      if (lead != nullptr && in_bounded * 10 >= named * 9) {
-        const std::string path = lead->value("path", "");
-        const std::string bound = bound_of(path);
-        entry = {{"why", "bounded"},
-                 {"reason", "bounded: " + what_bounds(bound) + ", " + bound},
-                 {"path", path},
-                 {"bound", bound}};
-        if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];
-      } else if (const std::string numbers = record_of_numbers(f); !numbers.empty()) {
-        entry = {{"why", "numbers"},
-                 {"reason",
-                  "a record of numbers: each allocation it keeps is one number (at most 8 bytes: "
-                  "a 0-d tensor) with no autograd graph, a value per step that the program keeps "
-                  "by design (a loss history), " +
-                      format_bytes(f.evidence.value("bytes_per_step", uint64_t{0})) +
-                      " per step; on a GPU each takes a 512-byte block of the caching allocator"},
-                 {"path", numbers}};
-      }
-    } else {
+    }
+    if (lead != nullptr && in_bounded * 10 >= named * 9) {
+      const std::string path = lead->value("path", "");
+      const std::string bound = bound_of(path);
+      entry = {{"why", "bounded"},
+               {"reason", "bounded: " + what_bounds(bound) + ", " + bound},
+               {"path", path},
+               {"bound", bound}};
+      if (lead->contains("stored_at")) entry["stored_at"] = (*lead)["stored_at"];
+    } else if (const std::string numbers = record_of_numbers(f); !numbers.empty()) {
+      entry = {{"why", "numbers"},
+               {"reason",
+                "a record of numbers: each allocation it keeps is one number (at most 8 bytes: "
+                "a 0-d tensor) with no autograd graph, a value per step that the program keeps "
+                "by design (a loss history), " +
+                    format_bytes(f.evidence.value("bytes_per_step", uint64_t{0})) +
+                    " per step; on a GPU each takes a 512-byte block of the caching allocator"},
+               {"path", numbers}};
+    } else if (named == 0) {
       const uint64_t buffers = f.evidence.value("collective_buffer_bytes", uint64_t{0});
       const uint64_t collected = f.evidence.value("freed_by_exit_collection_bytes", uint64_t{0});
       const uint64_t retained = f.evidence.value("retained_bytes", uint64_t{0});

@@ -57,15 +57,18 @@ void name_holders(std::vector<Finding>& findings, const Model& m);
 // - "numbers": each allocation it keeps is one number (at most 8 bytes)
 //   that a named holder keeps with no autograd graph: a record of the run
 //   kept by design (fastai's Recorder.losses, a detached loss history);
-// - "collective_buffers": no Python path holds it and (at least 90 % of)
-//   it is the buffers of collectives, which the backend keeps after their
-//   wait until it reaps their works (ProcessGroupNCCL's watchdog, every
-//   few hundred milliseconds: a short run sees a rise, a long one a
-//   sawtooth). A program that keeps them is named by the holder walk;
-// - "cyclic_garbage": no Python path holds it and (at least 90 % of) it
-//   was freed by the exit walk's gc.collect(): garbage on reference
-//   cycles that the program's collector had not freed yet (torchtitan
-//   disables it and collects every gc_freq steps);
+// - "collective_buffers": no Python path holds it (but a slot that held
+//   one allocation when a walk ran: the gradient the walk saw while it was
+//   the parameter's, all-reduced and stashed by the backend after
+//   zero_grad) and (at least 90 % of) it is the buffers of collectives,
+//   which the backend keeps after their wait until it reaps their works
+//   (ProcessGroupNCCL's watchdog, every few hundred milliseconds: a short
+//   run sees a rise, a long one a sawtooth). A program that keeps them in
+//   a container is named by the holder walk;
+// - "cyclic_garbage": no Python path holds it (as above) and (at least
+//   90 % of) it was freed by the exit walk's gc.collect(): garbage on
+//   reference cycles that the program's collector had not freed yet
+//   (torchtitan disables it and collects every gc_freq steps);
 // - "metric_reset", "epoch_end": growth (90 %) that a torchmetrics reset()
 //   or the end of a training epoch freed (the Python hooks mark both): it
 //   grew for the period the program chose;

@@ -567,7 +567,9 @@ TEST(StepGrowth, BatchesFreedBeforeTheLastStepAreNoPartOfWhatGrew) {
   ASSERT_EQ(growth.size(), 1u);
   // Only the last step's batch is still held when the growth ends.
   for (const nlohmann::json& h : growth[0].evidence["held_by"]) {
-    if (h["path"] == "main().xb") EXPECT_EQ(h["allocations"], 1u) << h.dump();
+    if (h["path"] == "main().xb") {
+      EXPECT_EQ(h["allocations"], 1u) << h.dump();
+    }
   }
 }
 
@@ -597,9 +599,13 @@ TEST(StepGrowth, GrowthMostlyOutsideTheBoundedContainerIsStillALeak) {
   expect_growth_reported(p);
 }
 
-// Eight steps, each all-reducing a new buffer that stays live (waited);
-// with `kept`, the program appends each to a list the walk names.
-ProcessAnalysis collective_buffers_growing(bool kept) {
+// Eight steps, each all-reducing a new buffer that stays live (waited).
+enum class BufferHolder {
+  kNone,         // only the backend, until its watchdog reaps the works
+  kCurrentSlot,  // the parameter's .grad while it was current, when a walk ran
+  kList,         // the program appends each to a list the walk names
+};
+ProcessAnalysis collective_buffers_growing(BufferHolder holder) {
   Synth s;
   const uint64_t hook =
       s.stack("torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py", 90, "_compress_hook");
@@ -609,7 +615,9 @@ ProcessAnalysis collective_buffers_growing(bool kept) {
     s.tensor(step, step, address, 4096, 1024);
     s.issue(step, "c10d::allreduce_", {step}, 4096, hook);
     s.wait(step, {step});
-    if (kept && step == 8)
+    if (holder == BufferHolder::kCurrentSlot && step == 4)
+      s.holder(address, "main().model.0.weight.grad", step);
+    if (holder == BufferHolder::kList && step == 8)
       for (uint64_t k = 1; k <= 8; ++k)
         s.holder(kA + k * 0x10000, "__main__.losses[" + std::to_string(k - 1) + "]", step);
     s.step(step);
@@ -620,15 +628,28 @@ ProcessAnalysis collective_buffers_growing(bool kept) {
 TEST(StepGrowth, CollectiveBuffersTheBackendHasYetToReapAreSetAside) {
   // ProcessGroupNCCL keeps a waited work's buffers until its watchdog reaps
   // the work: no Python path holds them.
-  const ProcessAnalysis p = collective_buffers_growing(false);
+  const ProcessAnalysis p = collective_buffers_growing(BufferHolder::kNone);
   EXPECT_TRUE(p.findings.empty());
+  ASSERT_EQ(p.growth_set_aside.size(), 1u);
+  EXPECT_EQ(p.growth_set_aside[0]["why"], "collective_buffers");
+}
+
+TEST(StepGrowth, CollectiveBuffersAWalkSawAsTheCurrentGradientAreSetAside) {
+  // opt.zero_grad(); loss.backward(); all_reduce(p.grad, async_op=True)
+  // waited through its future: ProcessGroupNCCL stashes each step's
+  // gradient until the watchdog reaps the work. A walk that ran while one
+  // of them was still `p.grad` named that slot: one allocation, the
+  // current one, which holds none of the growth (dist_futures_wait_all on
+  // an H100).
+  const ProcessAnalysis p = collective_buffers_growing(BufferHolder::kCurrentSlot);
+  EXPECT_TRUE(p.findings.empty()) << p.findings[0].message;
   ASSERT_EQ(p.growth_set_aside.size(), 1u);
   EXPECT_EQ(p.growth_set_aside[0]["why"], "collective_buffers");
 }
 
 TEST(StepGrowth, CollectiveBuffersTheProgramKeepsAreALeak) {
   // dist.all_reduce(loss); losses.append(loss): the walk names the list.
-  const ProcessAnalysis p = collective_buffers_growing(true);
+  const ProcessAnalysis p = collective_buffers_growing(BufferHolder::kList);
   const auto found = of_kind(p, kStepGrowth);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].evidence["held_by"][0]["path"], "__main__.losses[*]");

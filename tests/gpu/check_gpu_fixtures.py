@@ -327,8 +327,11 @@ def corpus_set_aside(name):
 # replay buffer still filling, the ignite metrics bounded by their epoch,
 # the epoch's outputs Lightning's, HF's and ignite's epoch-end hooks free,
 # those a plain loop keeps in lists it makes anew at each epoch, and those
-# a Lightning epoch-start hook makes anew.
+# a Lightning epoch-start hook makes anew. Gradients all-reduced and waited
+# through futures, which ProcessGroupNCCL stashes until its watchdog reaps
+# the works (a walk saw one while it was still the parameter's .grad).
 for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
+                  ("nccl_dist_futures_wait_all", ["collective_buffers"]),
                   ("cuda_rl_replay_buffer", ["bounded"]),
                   ("cuda_ignite_epoch_metric_one_epoch", ["bounded"]),
                   ("cuda_lightning_epoch_outputs_one_epoch", ["epoch_end"]),
