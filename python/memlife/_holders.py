@@ -51,10 +51,9 @@ MAX_GRAPH_NODES = 4096
 _LIBRARY_ROOTS = tuple(
     os.path.realpath(p)
     for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("purelib"),
-              sysconfig.get_paths().get("platlib"), os.path.dirname(os.path.abspath(__file__))}
+              sysconfig.get_paths().get("platlib")}
     if p
 )
-# memlife's own frames (the walk's caller, waiting) hold nothing of the program's.
 _MEMLIFE_ROOT = os.path.dirname(os.path.realpath(__file__)) + os.sep
 _SKIP_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                types.MethodType, types.CodeType, str, bytes, bytearray, int, float, complex,
@@ -104,14 +103,15 @@ def _generated_code_root() -> str:
     return os.environ.get("TORCHINDUCTOR_CACHE_DIR") or ""
 
 
-_LIBRARY, _GENERATED, _PROGRAM = "library", "generated", "program"
+_LIBRARY, _MEMLIFE, _GENERATED, _PROGRAM = "library", "memlife", "generated", "program"
 
 
 @functools.lru_cache(maxsize=65536)
 def _file_kind(path: str, generated_root: str) -> str:
-    """Whose code a file is: _LIBRARY (the interpreter's, an installed
-    package's, memlife's), _GENERATED (torch.compile's, under
-    generated_root) or _PROGRAM.
+    """Whose code a file is: _MEMLIFE (memlife's own: its frames, the walk's
+    caller among them, hold nothing of the program's), _LIBRARY (the
+    interpreter's, an installed package's), _GENERATED (torch.compile's,
+    under generated_root) or _PROGRAM.
 
     Inductor loads each compiled graph's code and its Triton kernels as
     modules from its cache directory. Walked as the program's, each of their
@@ -121,6 +121,8 @@ def _file_kind(path: str, generated_root: str) -> str:
     asks for every module in sys.modules (2,800 once torch.compile has run)
     and every live frame."""
     path = _realpath(path)
+    if path.startswith(_MEMLIFE_ROOT):
+        return _MEMLIFE
     if path.startswith(_LIBRARY_ROOTS) or "-packages" + os.sep in path:
         return _LIBRARY
     if generated_root and path.startswith(_realpath(generated_root) + os.sep):
@@ -673,7 +675,7 @@ def walk(torch, emit, cycles=False) -> int:
                                                          w.generated_root) != _PROGRAM:
                         caller = None
                     frames.append((frame, caller))
-            elif kind == _LIBRARY and not _realpath(code.co_filename).startswith(_MEMLIFE_ROOT):
+            elif kind == _LIBRARY:
                 below_program.append(frame)
             frame = frame.f_back
             depth += 1
@@ -692,7 +694,7 @@ def walk(torch, emit, cycles=False) -> int:
         kind = _module_kind(module, w.generated_root)
         if kind == _PROGRAM:
             program_modules.append(module)
-        if kind != _LIBRARY:
+        if kind in (_PROGRAM, _GENERATED):
             for k, v in list(_module_dict(module).items()):
                 if kind == _PROGRAM or isinstance(v, torch.Tensor):
                     w.push(v, f"{name}.{k}")
