@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # DeepSpeed ZeRO-3 on one H200, 0.19.1 (PR #7489, the seed-000 bug) and
-# 0.19.2 (PR #8032, the fix), each with and without DeepCompile, in one
-# device call. Needs .whl/ds-0.19.1, .whl/ds-0.19.2 and .whl/deps (pure-
-# Python DeepSpeed wheels built here with DS_BUILD_OPS=0, their missing
-# dependencies) and .carry (scripts/device/prepare_carry.sh), all carried.
+# 0.19.2 (PR #8032, the fix), each with and without DeepCompile. Needs
+# .whl/ds-VERSION (a pure-Python DeepSpeed wheel built here with
+# DS_BUILD_OPS=0), .whl/deps (the dependencies the device image lacks:
+# pydantic, pydantic_core, annotated_types, typing_inspection and hjson, as
+# of torch 2.11's image) and .carry (scripts/device/prepare_carry.sh), all
+# carried. Both versions' wheels and the deps exceed the 64 MiB a call
+# carries beside the tree: one version a call, VERSIONS=0.19.1 then
+# VERSIONS=0.19.2, each carrying only its own wheel.
 # Each version: a plain run with --truth (the ground truth: bytes each
 # step's final release_param left allocated), then memlife runs; traces return
 # in $OUT/deepspeed.tar.gz for `memlife analyze` here.
