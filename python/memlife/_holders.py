@@ -120,6 +120,10 @@ def _file_kind(path: str, generated_root: str) -> str:
     of a graph compiled with freezing) are still walked. Cached: each walk
     asks for every module in sys.modules (2,800 once torch.compile has run)
     and every live frame."""
+    if path.startswith("<frozen "):
+        # The interpreter's frozen modules (runpy, importlib): relative
+        # names that realpath would make a program file under the cwd.
+        return _LIBRARY
     path = _realpath(path)
     if path.startswith(_MEMLIFE_ROOT):
         return _MEMLIFE
@@ -655,6 +659,20 @@ def walk(torch, emit, cycles=False) -> int:
     w = _Walk(torch, lambda ptr, path: found.append((ptr, path)))
     main = sys.modules.get("__main__")
     main_globals = _module_dict(main)
+    # The script itself is the program wherever it lives: a package's
+    # entry point run as `python -m pkg`, or a recipe that a CLI runs as
+    # __main__ from site-packages (torchtune's `tune run`). Without it, no
+    # frame would be the program's and the library frames it calls, which
+    # hold its training loop's locals, would never be walked.
+    main_file = _source_file(main) if main is not None else None
+    main_file = _realpath(main_file) if main_file else ""
+
+    def kind_of(code):
+        kind = _file_kind(code.co_filename, w.generated_root)
+        if kind == _LIBRARY and main_file and _realpath(code.co_filename) == main_file:
+            return _PROGRAM
+        return kind
+
     frames = []  # the program's live frames with their callers, and the script's own
     called = []  # library frames the program's frames called, still running
     main_frame = None
@@ -663,7 +681,7 @@ def walk(torch, emit, cycles=False) -> int:
         below_program = []  # library frames newer than every program frame seen so far
         while frame is not None and depth < 64:
             code = frame.f_code
-            kind = _file_kind(code.co_filename, w.generated_root)
+            kind = kind_of(code)
             if kind == _PROGRAM:
                 called.extend(below_program)
                 below_program = []
@@ -671,8 +689,7 @@ def walk(torch, emit, cycles=False) -> int:
                     main_frame = frame
                 else:
                     caller = frame.f_back
-                    if caller is not None and _file_kind(caller.f_code.co_filename,
-                                                         w.generated_root) != _PROGRAM:
+                    if caller is not None and kind_of(caller.f_code) != _PROGRAM:
                         caller = None
                     frames.append((frame, caller))
             elif kind == _LIBRARY:

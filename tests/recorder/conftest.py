@@ -13,7 +13,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 PYTHON_DIR = pathlib.Path(os.environ.get("MEMLIFE_PYTHON_DIR", REPO / "python"))
 
 
-def _memlife_bin():
+def memlife_bin():
     path = os.environ.get("MEMLIFE_BIN") or str(REPO / "build-torch" / "bin" / "memlife")
     if not os.path.exists(path):
         pytest.skip(f"memlife CLI not built ({path})")
@@ -56,7 +56,7 @@ class Trace:
 
 
 def read_trace(path):
-    out = subprocess.run([_memlife_bin(), "dump", "--format", "jsonl", str(path)],
+    out = subprocess.run([memlife_bin(), "dump", "--format", "jsonl", str(path)],
                          check=True, capture_output=True, text=True).stdout
     return Trace(path, [json.loads(line) for line in out.splitlines() if line.strip()])
 
@@ -72,7 +72,7 @@ def run_script(tmp_path, source, args=(), timeout=300, python_path=True):
         env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), env.get("PYTHONPATH", "")])
     else:
         env.pop("PYTHONPATH", None)
-    proc = subprocess.run([_memlife_bin(), "run", "-o", str(out_dir), *args, "--", sys.executable,
+    proc = subprocess.run([memlife_bin(), "run", "-o", str(out_dir), *args, "--", sys.executable,
                            str(script)], capture_output=True, text=True, timeout=timeout, env=env)
     traces = [read_trace(p) for p in sorted(out_dir.glob("*.mltrace"))]
     return proc, traces
@@ -81,7 +81,7 @@ def run_script(tmp_path, source, args=(), timeout=300, python_path=True):
 def analyze(path, tmp_path):
     """The report of `memlife analyze` on a trace or a folder of traces."""
     report = tmp_path / "report.json"
-    subprocess.run([_memlife_bin(), "analyze", str(path), "-o", str(report)], check=True,
+    subprocess.run([memlife_bin(), "analyze", str(path), "-o", str(report)], check=True,
                    capture_output=True, timeout=120)
     return json.loads(report.read_text())
 

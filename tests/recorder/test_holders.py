@@ -1,8 +1,11 @@
 """What the holder walk names, in a real process under `memlife run`."""
 
+import os
 import re
+import subprocess
+import sys
 
-from conftest import line_of, run_script
+from conftest import PYTHON_DIR, line_of, memlife_bin, read_trace, run_script
 
 def _holder_paths(trace):
     """The paths the walks wrote (each holder mark's first line)."""
@@ -348,3 +351,43 @@ def test_what_an_epoch_start_hook_makes_anew_is_walked_with_its_line(tmp_path):
     assert f"__main__.scorer.preds<list epoch_hook_line={hook}>[0]" in paths, sorted(paths)
     assert f"__main__.scorer.stats<Stats epoch_hook_line={stats}>.scores[0]" in paths, sorted(paths)
     assert "__main__.scorer.history[0]" in paths, sorted(paths)
+
+
+# A training package run as `python -m trainpkg` from site-packages: the
+# script (trainpkg/__main__.py) is the program wherever it lives, so the
+# loop it calls in the package is walked, as when a console script in bin/
+# starts the same package.
+PACKAGE_MAIN = "from trainpkg.train import fit\nfit()\n"
+PACKAGE_TRAIN = """
+import torch
+import torch.nn as nn
+
+
+def fit():
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    history = []
+    for _ in range(4):
+        loss = model(torch.randn(16, 8)).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        history.append(torch.zeros(1000))
+"""
+
+
+def test_a_package_run_as_main_from_site_packages_has_its_loop_walked(tmp_path):
+    site = tmp_path / "lib" / "site-packages"
+    package = site / "trainpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(PACKAGE_MAIN)
+    (package / "train.py").write_text(PACKAGE_TRAIN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), str(site)]))
+    out_dir = tmp_path / "traces"
+    proc = subprocess.run([memlife_bin(), "run", "-o", str(out_dir), "--", sys.executable, "-m",
+                           "trainpkg"], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trace,) = [read_trace(p) for p in sorted(out_dir.glob("*.mltrace"))]
+    paths = _holder_paths(trace)
+    assert "fit().history[0]" in paths, sorted(paths)
