@@ -127,6 +127,9 @@ constexpr std::string_view kLoopBound = "loop_line=";
 // What a program makes anew in an epoch-start hook of its class
 // (`<list epoch_hook_line=27>`, python/memlife/_holders.py).
 constexpr std::string_view kEpochHookBound = "epoch_hook_line=";
+// A torchmetrics metric first computed after its last update
+// (`<BinaryAUROC computed_after_updates=40>`, python/memlife/_holders.py).
+constexpr std::string_view kComputedBound = "computed_after_updates=";
 
 // `main().preds<list loop_line=11>[3]` -> `main().preds[3]`.
 std::string without_annotations(std::string_view path) {
@@ -247,14 +250,17 @@ std::string bound_of(std::string_view path) {
 }
 
 // Whether a holder path's bound keeps the growth it holds bounded. A loop's
-// pass or an epoch hook bounds the container, not what each entry keeps: autograd graphs
-// kept for a whole epoch (`epoch_losses.append(loss)`, pytorch#64586's
-// pattern) are a bug however often the list is made anew.
+// pass, an epoch hook or a metric's compute bounds the container, not what
+// each entry keeps: autograd graphs kept for a whole epoch
+// (`epoch_losses.append(loss)`, pytorch#64586's pattern) are a bug however
+// often the list is made anew.
 bool bounds_growth(std::string_view path) {
   const std::string bound = bound_of(path);
   if (bound.empty()) return false;
-  const bool made_anew = bound.starts_with(kLoopBound) || bound.starts_with(kEpochHookBound);
-  return !(made_anew && path.find(".grad_fn") != std::string_view::npos);
+  const bool bounds_the_container_only = bound.starts_with(kLoopBound) ||
+                                         bound.starts_with(kEpochHookBound) ||
+                                         bound.starts_with(kComputedBound);
+  return !(bounds_the_container_only && path.find(".grad_fn") != std::string_view::npos);
 }
 
 // A holder that is what one slot holds now, a single allocation: a
@@ -345,6 +351,12 @@ std::string what_bounds(std::string_view bound) {
     return "the program makes it anew in an epoch-start hook of its class (Lightning's "
            "on_train_epoch_start, SpeechBrain's on_stage_start, on_epoch_begin, ..., at line " +
            number + "), so it holds one epoch's worth";
+  // A torchmetrics metric computed once, after its last update.
+  if (bound.starts_with(kComputedBound))
+    return "a torchmetrics metric's state, first computed after its last update (update " + number +
+           "): a list-state metric keeps every update until the program computes it, and "
+           "nothing was added after that compute (one computed and then updated again without "
+           "reset() grows on, and is reported)";
   return "its container evicts by itself";
 }
 

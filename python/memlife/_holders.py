@@ -365,6 +365,9 @@ class _Walk:
             # An epoch-wise ignite metric (ROC_AUC, any EpochMetric) keeps
             # each batch of the epoch; its engine resets it at the next.
             path += _bound(obj, "epoch_length", epoch_length)
+        if _is_torchmetrics_metric(obj):
+            _metric_paths[obj] = path
+            path += _computed_bound(obj)
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
             samples = _dataset_length(torch, obj)
@@ -1328,6 +1331,135 @@ def _note_ignite_attaches(metrics_module) -> None:
     metric_class.attach = attach
 
 
+# torchmetrics metrics: metric -> its update count at its first compute()
+# since its last reset(), and the path the latest walk reached it by
+# (Metric._wrap_compute and Metric.reset are wrapped once torchmetrics is
+# imported). A list-state metric (AUROC, average precision) keeps every
+# update until reset() by design; one computed only after its last update
+# holds what the program chose to score at once (an epoch's, a run's),
+# where one computed and then updated again without a reset grows on
+# (torchmetrics#1949).
+class _ByIdentity:
+    """A weak map keyed by object identity: a torchmetrics Metric hashes
+    its current state (Metric.__hash__), so a WeakKeyDictionary loses it
+    at its next update."""
+
+    def __init__(self):
+        self._entries = {}  # id -> (weak reference, value)
+
+    def get(self, obj, default=None):
+        entry = self._entries.get(id(obj))
+        return entry[1] if entry is not None and entry[0]() is obj else default
+
+    def __contains__(self, obj):
+        entry = self._entries.get(id(obj))
+        return entry is not None and entry[0]() is obj
+
+    def __setitem__(self, obj, value):
+        key = id(obj)
+        entries = self._entries
+        # The callback drops the entry when the object dies, unless its id
+        # went to a newer object meanwhile.
+        ref = weakref.ref(obj, lambda r: entries.pop(key, None) if entries.get(key, (r,))[0] is r else None)
+        entries[key] = (ref, value)
+
+    def pop(self, obj, default=None):
+        value = self.get(obj, default)
+        if obj in self:
+            del self._entries[id(obj)]
+        return value
+
+
+_metric_first_computes = _ByIdentity()
+_metric_paths = _ByIdentity()
+# Metric.forward scores the batch alone: it resets, updates and computes
+# inside these, then restores the accumulated state. Those calls are not
+# the program's.
+_METRIC_FORWARD_HELPERS = frozenset({"_forward_full_state_update", "_forward_reduce_state_update"})
+_metric_lib = [None]
+
+
+def _is_torchmetrics_metric(obj) -> bool:
+    module = sys.modules.get("torchmetrics")
+    return module is not None and isinstance(obj, getattr(module, "Metric", ()))
+
+
+def _computed_bound(metric) -> str:
+    """`<BinaryAUROC computed_after_updates=40>` when the metric's first
+    compute() since its last reset() came after all of its updates."""
+    updates = getattr(metric, "_update_count", 0)
+    if not isinstance(updates, int) or updates <= 0:
+        return ""
+    if _metric_first_computes.get(metric) != updates:
+        return ""
+    return _bound(metric, "computed_after_updates", updates)
+
+
+def _holds_a_list_state(metric) -> bool:
+    defaults = getattr(metric, "_defaults", None)
+    return isinstance(defaults, dict) and any(
+        isinstance(getattr(metric, name, None), list) and getattr(metric, name) for name in defaults)
+
+
+def _inside_metric_forward() -> bool:
+    """Whether the caller of memlife's wrapper (past memlife's own frames:
+    the reset marks wrap reset too) is Metric.forward's batch scoring."""
+    frame = sys._getframe(2)
+    while frame is not None and _file_kind(frame.f_code.co_filename, "") == _MEMLIFE:
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_name in _METRIC_FORWARD_HELPERS
+
+
+def _first_compute(metric) -> None:
+    """The program computes `metric`: at its first compute since the last
+    reset, its state is named with the bound, from the path the latest walk
+    reached it by. Named now, not at the next walk: a metric local to a
+    function that returns after scoring is gone by then."""
+    updates = getattr(metric, "_update_count", 0)
+    if metric in _metric_first_computes or not isinstance(updates, int) or updates <= 0:
+        return
+    _metric_first_computes[metric] = updates
+    lib, torch = _metric_lib[0], sys.modules.get("torch")
+    if lib is None or torch is None or not _enabled() or not _holds_a_list_state(metric):
+        return
+    try:
+        w = _Walk(torch, lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace")))
+        w.push(metric, _metric_paths.get(metric) or type(metric).__name__)
+        w.run()
+    except Exception:  # the program's compute goes on whatever happens here
+        pass
+
+
+def _note_metric_computes(torchmetrics) -> None:
+    metric_class = getattr(torchmetrics, "Metric", None)
+    wrap_compute = getattr(metric_class, "_wrap_compute", None)
+    reset = getattr(metric_class, "reset", None)
+    if wrap_compute is None or reset is None or getattr(wrap_compute, "_memlife_wrapped", False):
+        return
+
+    @functools.wraps(wrap_compute)
+    def _wrap_compute(self, compute):
+        wrapped = wrap_compute(self, compute)
+
+        @functools.wraps(wrapped)
+        def compute_noted(*args, **kwargs):
+            if not _inside_metric_forward():
+                _first_compute(self)
+            return wrapped(*args, **kwargs)
+
+        return compute_noted
+
+    @functools.wraps(reset)
+    def reset_noted(self, *args, **kwargs):
+        if not _inside_metric_forward():
+            _metric_first_computes.pop(self, None)
+        return reset(self, *args, **kwargs)
+
+    _wrap_compute._memlife_wrapped = True
+    metric_class._wrap_compute = _wrap_compute
+    metric_class.reset = reset_noted
+
+
 def _fastai_epoch_length(obj) -> int:
     """For a fastai Learner with its Recorder, the length of its training
     epoch: the Recorder resets the Learner's metrics at each epoch's start
@@ -1373,6 +1505,8 @@ def install(lib) -> bool:
     if not _enabled():
         return False
     after_import("ignite.metrics", _note_ignite_attaches)
+    _metric_lib[0] = lib
+    after_import("torchmetrics", _note_metric_computes)
     module = sys.modules.get(_OPTIMIZER_MODULE)
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is None:

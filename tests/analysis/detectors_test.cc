@@ -474,6 +474,24 @@ TEST(StepGrowth, WhatAnEpochStartHookMakesAnewIsBoundedByTheEpoch) {
       "holds one epoch's worth, epoch_hook_line=28");
 }
 
+TEST(StepGrowth, AMetricComputedAfterItsLastUpdateIsBoundedByThatCompute) {
+  // One epoch scored at its end with torchmetrics and no reset
+  // (torchmetrics_one_epoch_scored_at_end in the corpus).
+  expect_set_aside_as(
+      "main().auroc<BinaryAUROC computed_after_updates=40>.target",
+      "bounded: a torchmetrics metric's state, first computed after its last update (update 40): "
+      "a list-state metric keeps every update until the program computes it, and nothing was "
+      "added after that compute (one computed and then updated again without reset() grows on, "
+      "and is reported), computed_after_updates=40");
+}
+
+TEST(StepGrowth, GraphsAComputedMetricKeepsAreStillALeak) {
+  // A metric updated with outputs that still carry their graphs.
+  const ProcessAnalysis p = growth_held_partly_by(
+      "main().metric<MeanMetric computed_after_updates=40>.values[0].grad_fn<AddmmBackward0>", 8);
+  expect_growth_reported(p);
+}
+
 TEST(StepGrowth, GraphsKeptForAnEpochHooksListAreStillALeak) {
   const ProcessAnalysis p = growth_held_partly_by(
       "main().model.epoch_preds<list epoch_hook_line=28>[0].grad_fn<AddmmBackward0>", 8);

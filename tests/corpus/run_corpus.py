@@ -163,6 +163,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "hf_trainer_deepspeed_zero3": TORCHRUN_LAUNCH,
     "gpytorch_decoupled_ppgpr": PYTHON_LAUNCH,
     "captum_lime_sgd_lasso": PYTHON_LAUNCH,
+    "torchmetrics_one_epoch_scored_at_end": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600
