@@ -1331,14 +1331,6 @@ def _note_ignite_attaches(metrics_module) -> None:
     metric_class.attach = attach
 
 
-# torchmetrics metrics: metric -> its update count at its first compute()
-# since its last reset(), and the path the latest walk reached it by
-# (Metric._wrap_compute and Metric.reset are wrapped once torchmetrics is
-# imported). A list-state metric (AUROC, average precision) keeps every
-# update until reset() by design; one computed only after its last update
-# holds what the program chose to score at once (an epoch's, a run's),
-# where one computed and then updated again without a reset grows on
-# (torchmetrics#1949).
 class _ByIdentity:
     """A weak map keyed by object identity: a torchmetrics Metric hashes
     its current state (Metric.__hash__), so a WeakKeyDictionary loses it
@@ -1358,10 +1350,12 @@ class _ByIdentity:
     def __setitem__(self, obj, value):
         key = id(obj)
         entries = self._entries
-        # The callback drops the entry when the object dies, unless its id
-        # went to a newer object meanwhile.
-        ref = weakref.ref(obj, lambda r: entries.pop(key, None) if entries.get(key, (r,))[0] is r else None)
-        entries[key] = (ref, value)
+
+        def forget(ref):  # the object died: its entry goes, unless its id is a newer object's
+            if entries.get(key, (None,))[0] is ref:
+                del entries[key]
+
+        entries[key] = (weakref.ref(obj, forget), value)
 
     def pop(self, obj, default=None):
         value = self.get(obj, default)
@@ -1370,6 +1364,14 @@ class _ByIdentity:
         return value
 
 
+# torchmetrics metrics: metric -> its update count at its first compute()
+# since its last reset(), and the path the latest walk reached it by
+# (Metric._wrap_compute and Metric.reset are wrapped once torchmetrics is
+# imported). A list-state metric (AUROC, average precision) keeps every
+# update until reset() by design; one computed only after its last update
+# holds what the program chose to score at once (an epoch's, a run's),
+# where one computed and then updated again without a reset grows on
+# (torchmetrics#1949).
 _metric_first_computes = _ByIdentity()
 _metric_paths = _ByIdentity()
 # Metric.forward scores the batch alone: it resets, updates and computes
@@ -1438,7 +1440,7 @@ def _note_metric_computes(torchmetrics) -> None:
         return
 
     @functools.wraps(wrap_compute)
-    def _wrap_compute(self, compute):
+    def wrap_compute_noted(self, compute):
         wrapped = wrap_compute(self, compute)
 
         @functools.wraps(wrapped)
@@ -1455,8 +1457,8 @@ def _note_metric_computes(torchmetrics) -> None:
             _metric_first_computes.pop(self, None)
         return reset(self, *args, **kwargs)
 
-    _wrap_compute._memlife_wrapped = True
-    metric_class._wrap_compute = _wrap_compute
+    wrap_compute_noted._memlife_wrapped = True
+    metric_class._wrap_compute = wrap_compute_noted
     metric_class.reset = reset_noted
 
 
