@@ -159,6 +159,9 @@ GPU_CORPUS = {
     "cuda_prefetch_pinned_stream": [],  # pinned DataLoader, side-stream copies, record_stream
     "gpu_train_expandable": [],  # gpu_train_clean on expandable segments
     "cuda_torchmetrics_epoch_auroc": [],  # list states reset each epoch: a cycle
+    # one epoch scored at its end, no reset (an H200, the fifth session of
+    # 2026-12-07): the metrics first computed after their last update
+    "cuda_torchmetrics_one_epoch_scored_at_end": [],
     "cuda_torchmetrics_reset": [],  # tests/corpus/leaky/torchmetrics_never_reset.py --fixed
     # never reset: the program printed "retained 184320" (its metric's states)
     "cuda_torchmetrics_never_reset": [("step_growth", 184_320)],
@@ -326,8 +329,9 @@ def corpus_set_aside(name):
 # buffers (kept by ProcessGroupNCCL until its watchdog reaps the works), the
 # replay buffer still filling, the ignite metrics bounded by their epoch,
 # the epoch's outputs Lightning's, HF's and ignite's epoch-end hooks free,
-# those a plain loop keeps in lists it makes anew at each epoch, and those
-# a Lightning epoch-start hook makes anew. Gradients all-reduced and waited
+# those a plain loop keeps in lists it makes anew at each epoch, those a
+# Lightning epoch-start hook makes anew, and torchmetrics state computed
+# once after its last update. Gradients all-reduced and waited
 # through futures, which ProcessGroupNCCL stashes until its watchdog reaps
 # the works (a walk saw one while it was still the parameter's .grad).
 for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
@@ -338,7 +342,8 @@ for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
                   ("cuda_epoch_outputs_plain_loop", ["bounded"]),
                   ("cuda_lightning_epoch_start_outputs_one_epoch", ["bounded"]),
                   ("cuda_hf_trainer_callback_epoch_grad_norms", ["epoch_end"]),
-                  ("cuda_ignite_epoch_outputs_one_epoch", ["epoch_end"])]:
+                  ("cuda_ignite_epoch_outputs_one_epoch", ["epoch_end"]),
+                  ("cuda_torchmetrics_one_epoch_scored_at_end", ["bounded"])]:
     got = corpus_set_aside(name)
     expect(got == why, f"corpus/{name}: growth set aside as {why}, got {got}")
 
