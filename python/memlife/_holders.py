@@ -1163,11 +1163,17 @@ _installed = False
 _OPTIMIZER_MODULE = "torch.optim.optimizer"
 
 
-_lib_to_install = [None]
+# The recorder's library that install() was given: the walks write through it.
+_installed_lib = [None]
 
 
 def _install_after_import(module) -> None:
-    install(_lib_to_install[0])
+    install(_installed_lib[0])
+
+
+def _holder_writer(lib):
+    """emit(ptr, path) for a walk: each path written to the trace."""
+    return lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace"))
 
 
 def _enabled() -> bool:
@@ -1179,8 +1185,7 @@ def _walk_here(lib, cycles) -> None:
     if torch is None:
         return
     try:
-        walk(torch, lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace")),
-             cycles)
+        walk(torch, _holder_writer(lib), cycles)
     except Exception:
         # Ended as a walk its budget cut short: the analyzer then concludes
         # nothing from what it did not reach.
@@ -1378,7 +1383,6 @@ _metric_paths = _ByIdentity()
 # inside these, then restores the accumulated state. Those calls are not
 # the program's.
 _METRIC_FORWARD_HELPERS = frozenset({"_forward_full_state_update", "_forward_reduce_state_update"})
-_metric_lib = [None]
 
 
 def _is_torchmetrics_metric(obj) -> bool:
@@ -1386,13 +1390,16 @@ def _is_torchmetrics_metric(obj) -> bool:
     return module is not None and isinstance(obj, getattr(module, "Metric", ()))
 
 
+def _updates_since_reset(metric) -> int:
+    updates = getattr(metric, "_update_count", 0)
+    return updates if isinstance(updates, int) and updates > 0 else 0
+
+
 def _computed_bound(metric) -> str:
     """`<BinaryAUROC computed_after_updates=40>` when the metric's first
     compute() since its last reset() came after all of its updates."""
-    updates = getattr(metric, "_update_count", 0)
-    if not isinstance(updates, int) or updates <= 0:
-        return ""
-    if _metric_first_computes.get(metric) != updates:
+    updates = _updates_since_reset(metric)
+    if not updates or _metric_first_computes.get(metric) != updates:
         return ""
     return _bound(metric, "computed_after_updates", updates)
 
@@ -1417,15 +1424,15 @@ def _first_compute(metric) -> None:
     reset, its state is named with the bound, from the path the latest walk
     reached it by. Named now, not at the next walk: a metric local to a
     function that returns after scoring is gone by then."""
-    updates = getattr(metric, "_update_count", 0)
-    if metric in _metric_first_computes or not isinstance(updates, int) or updates <= 0:
+    updates = _updates_since_reset(metric)
+    if not updates or metric in _metric_first_computes:
         return
     _metric_first_computes[metric] = updates
-    lib, torch = _metric_lib[0], sys.modules.get("torch")
+    lib, torch = _installed_lib[0], sys.modules.get("torch")
     if lib is None or torch is None or not _enabled() or not _holds_a_list_state(metric):
         return
     try:
-        w = _Walk(torch, lambda ptr, path: lib.memlife_holder(ptr, path.encode("utf-8", "replace")))
+        w = _Walk(torch, _holder_writer(lib))
         w.push(metric, _metric_paths.get(metric) or type(metric).__name__)
         w.run()
     except Exception:  # the program's compute goes on whatever happens here
@@ -1506,15 +1513,14 @@ def install(lib) -> bool:
         return True
     if not _enabled():
         return False
+    _installed_lib[0] = lib
     after_import("ignite.metrics", _note_ignite_attaches)
-    _metric_lib[0] = lib
     after_import("torchmetrics", _note_metric_computes)
     module = sys.modules.get(_OPTIMIZER_MODULE)
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is None:
         # While torch is still importing, importing torch.optim would break it.
         if module is None:
-            _lib_to_install[0] = lib
             after_import(_OPTIMIZER_MODULE, _install_after_import)
         return True
     import atexit

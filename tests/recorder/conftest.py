@@ -13,7 +13,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 PYTHON_DIR = pathlib.Path(os.environ.get("MEMLIFE_PYTHON_DIR", REPO / "python"))
 
 
-def memlife_bin():
+def _memlife_bin():
     path = os.environ.get("MEMLIFE_BIN") or str(REPO / "build-torch" / "bin" / "memlife")
     if not os.path.exists(path):
         pytest.skip(f"memlife CLI not built ({path})")
@@ -56,9 +56,26 @@ class Trace:
 
 
 def read_trace(path):
-    out = subprocess.run([memlife_bin(), "dump", "--format", "jsonl", str(path)],
+    out = subprocess.run([_memlife_bin(), "dump", "--format", "jsonl", str(path)],
                          check=True, capture_output=True, text=True).stdout
     return Trace(path, [json.loads(line) for line in out.splitlines() if line.strip()])
+
+
+def run_python(tmp_path, python_args, args=(), timeout=300, python_path=True, extra_path=()):
+    """Returns (completed process, [Trace]) for `python3 PYTHON_ARGS` run
+    under `memlife run ARGS`. python_path=False leaves PYTHONPATH to
+    `memlife run` (its own hooks); extra_path goes after memlife's."""
+    out_dir = tmp_path / "traces"
+    env = dict(os.environ)
+    if python_path:
+        env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), *map(str, extra_path),
+                                             env.get("PYTHONPATH", "")])
+    else:
+        env.pop("PYTHONPATH", None)
+    proc = subprocess.run([_memlife_bin(), "run", "-o", str(out_dir), *args, "--", sys.executable,
+                           *python_args], capture_output=True, text=True, timeout=timeout, env=env)
+    traces = [read_trace(p) for p in sorted(out_dir.glob("*.mltrace"))]
+    return proc, traces
 
 
 def run_script(tmp_path, source, args=(), timeout=300, python_path=True):
@@ -66,22 +83,13 @@ def run_script(tmp_path, source, args=(), timeout=300, python_path=True):
     python_path=False leaves PYTHONPATH to `memlife run` (its own hooks)."""
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent(source))
-    out_dir = tmp_path / "traces"
-    env = dict(os.environ)
-    if python_path:
-        env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), env.get("PYTHONPATH", "")])
-    else:
-        env.pop("PYTHONPATH", None)
-    proc = subprocess.run([memlife_bin(), "run", "-o", str(out_dir), *args, "--", sys.executable,
-                           str(script)], capture_output=True, text=True, timeout=timeout, env=env)
-    traces = [read_trace(p) for p in sorted(out_dir.glob("*.mltrace"))]
-    return proc, traces
+    return run_python(tmp_path, [str(script)], args, timeout, python_path)
 
 
 def analyze(path, tmp_path):
     """The report of `memlife analyze` on a trace or a folder of traces."""
     report = tmp_path / "report.json"
-    subprocess.run([memlife_bin(), "analyze", str(path), "-o", str(report)], check=True,
+    subprocess.run([_memlife_bin(), "analyze", str(path), "-o", str(report)], check=True,
                    capture_output=True, timeout=120)
     return json.loads(report.read_text())
 

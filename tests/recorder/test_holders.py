@@ -1,11 +1,8 @@
 """What the holder walk names, in a real process under `memlife run`."""
 
-import os
 import re
-import subprocess
-import sys
 
-from conftest import PYTHON_DIR, line_of, memlife_bin, read_trace, run_script
+from conftest import line_of, run_python, run_script
 
 def _holder_paths(trace):
     """The paths the walks wrote (each holder mark's first line)."""
@@ -383,11 +380,8 @@ def test_a_package_run_as_main_from_site_packages_has_its_loop_walked(tmp_path):
     (package / "__init__.py").write_text("")
     (package / "__main__.py").write_text(PACKAGE_MAIN)
     (package / "train.py").write_text(PACKAGE_TRAIN)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), str(site)]))
-    out_dir = tmp_path / "traces"
-    proc = subprocess.run([memlife_bin(), "run", "-o", str(out_dir), "--", sys.executable, "-m",
-                           "trainpkg"], capture_output=True, text=True, timeout=300, env=env)
+    proc, traces = run_python(tmp_path, ["-m", "trainpkg"], extra_path=[site])
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (trace,) = [read_trace(p) for p in sorted(out_dir.glob("*.mltrace"))]
+    (trace,) = traces
     paths = _holder_paths(trace)
     assert "fit().history[0]" in paths, sorted(paths)
