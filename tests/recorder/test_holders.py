@@ -9,6 +9,15 @@ def _holder_paths(trace):
     return {m["label"].split("\n")[0] for m in trace.of("mark") if m["kind"] == "holder" and m["label"]}
 
 
+def _walked_paths(tmp_path, source, **kwargs):
+    """The paths the walks wrote in `source`, run under memlife as one
+    process that must succeed."""
+    proc, traces = run_script(tmp_path, source, **kwargs)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trace,) = traces
+    return _holder_paths(trace)
+
+
 # A graph compiled with freezing keeps its parameters as globals of the
 # module inductor generated and loaded from its cache directory. The
 # generated module also holds the graph's kernels: objects the walk must not
@@ -39,11 +48,8 @@ FROZEN_GRAPH = """
 
 def test_compiled_code_is_walked_for_its_tensors_only(tmp_path):
     cache = tmp_path / "inductor-cache"
-    proc, traces = run_script(tmp_path, FROZEN_GRAPH.replace("sys.argv[1]", repr(str(cache))),
-                              timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (trace,) = traces
-    labels = _holder_paths(trace)
+    labels = _walked_paths(tmp_path, FROZEN_GRAPH.replace("sys.argv[1]", repr(str(cache))),
+                            timeout=600)
     assert "__main__.kept[0]" in labels, labels
     # The frozen parameters are named, by the generated module's global.
     assert any("._frozen_param" in label for label in labels), labels
@@ -78,10 +84,7 @@ HOOKS = """
 
 
 def test_hooks_are_walked_through_closures_and_bound_instances(tmp_path):
-    proc, traces = run_script(tmp_path, HOOKS)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (trace,) = traces
-    labels = _holder_paths(trace)
+    labels = _walked_paths(tmp_path, HOOKS)
     # Hook dicts are keyed by handle ids: any id.
     named = {re.sub(r"_hooks\[\d+\]", "_hooks[*]", label) for label in labels}
     assert "__main__.model._forward_hooks[*]<method save>.__self__.outputs[0]" in named, labels
@@ -116,10 +119,7 @@ IGNITE_METRICS = """
 
 
 def test_an_engines_epoch_metric_is_walked_with_its_epoch_bound(tmp_path):
-    proc, traces = run_script(tmp_path, IGNITE_METRICS)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (trace,) = traces
-    labels = _holder_paths(trace)
+    labels = _walked_paths(tmp_path, IGNITE_METRICS)
     # Reached through the program's global first, the bound is still known.
     assert "__main__.attached<ROC_AUC epoch_length=5>._predictions[4]" in labels, labels
     assert "__main__.by_hand._predictions[4]" in labels, labels
@@ -154,10 +154,7 @@ DATASET_CACHES = """
 
 
 def test_a_datasets_per_sample_cache_is_walked_with_its_length(tmp_path):
-    proc, traces = run_script(tmp_path, DATASET_CACHES)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (trace,) = traces
-    labels = _holder_paths(trace)
+    labels = _walked_paths(tmp_path, DATASET_CACHES)
     assert "__main__.data.cache<dict dataset_len=10>[7]" in labels, labels
     assert "__main__.data.seen[1]" in labels, labels
     assert "__main__.data.by_name['sample7']" in labels, labels
@@ -206,10 +203,7 @@ LOOP_MADE = """
 
 
 def test_a_container_made_at_each_pass_of_a_running_loop_is_walked_with_that_loop(tmp_path):
-    proc, traces = run_script(tmp_path, LOOP_MADE)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (trace,) = traces
-    labels = _holder_paths(trace)
+    labels = _walked_paths(tmp_path, LOOP_MADE)
     loop_a = line_of(LOOP_MADE, "for epoch in range(epochs)")
     assert f"train().preds<list loop_line={loop_a}>[0]" in labels, labels
     assert f"train().targets<list loop_line={loop_a}>[0]" in labels, labels
