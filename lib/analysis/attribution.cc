@@ -127,7 +127,7 @@ constexpr std::string_view kLoopBound = "loop_line=";
 // What a program makes anew in an epoch-start hook of its class
 // (`<list epoch_hook_line=27>`, python/memlife/_holders.py).
 constexpr std::string_view kEpochHookBound = "epoch_hook_line=";
-// A torchmetrics metric first computed after its last update
+// A torchmetrics or torcheval metric first computed after its last update
 // (`<BinaryAUROC computed_after_updates=40>`, python/memlife/_holders.py).
 constexpr std::string_view kComputedBound = "computed_after_updates=";
 
@@ -351,9 +351,11 @@ std::string what_bounds(std::string_view bound) {
     return "the program makes it anew in an epoch-start hook of its class (Lightning's "
            "on_train_epoch_start, SpeechBrain's on_stage_start, on_epoch_begin, ..., at line " +
            number + "), so it holds one epoch's worth";
-  // A torchmetrics metric computed once, after its last update.
+  // A torchmetrics or torcheval metric computed once, after its last update.
   if (bound.starts_with(kComputedBound))
-    return "a torchmetrics metric's state, first computed after its last update (update " + number +
+    return "a metric's state (torchmetrics, torcheval), first computed after its last update "
+           "(update " +
+           number +
            "): a list-state metric keeps every update until the program computes it, and "
            "nothing was added after that compute (one computed and then updated again without "
            "reset() grows on, and is reported)";

@@ -365,7 +365,7 @@ class _Walk:
             # An epoch-wise ignite metric (ROC_AUC, any EpochMetric) keeps
             # each batch of the epoch; its engine resets it at the next.
             path += _bound(obj, "epoch_length", epoch_length)
-        if _is_torchmetrics_metric(obj):
+        if _is_metric(obj):
             _metric_paths[obj] = path
             path += _computed_bound(obj)
         attrs = getattr(obj, "__dict__", None)
@@ -1312,34 +1312,10 @@ def _keyed_by_sample(value, samples) -> bool:
     return all(type(k) is int and 0 <= k < samples for k in list(value))
 
 
-# pytorch-ignite metrics attached to an engine: metric -> a weak reference
-# to the engine (Metric.attach is wrapped once ignite.metrics is imported).
-_ignite_engines: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _note_ignite_attaches(metrics_module) -> None:
-    metric_class = getattr(metrics_module, "Metric", None)
-    original = getattr(metric_class, "attach", None)
-    if original is None or getattr(original, "_memlife_wrapped", False):
-        return
-
-    @functools.wraps(original)
-    def attach(self, engine, *args, **kwargs):
-        result = original(self, engine, *args, **kwargs)
-        try:
-            _ignite_engines[self] = weakref.ref(engine)
-        except TypeError:  # not weakly referable
-            pass
-        return result
-
-    attach._memlife_wrapped = True
-    metric_class.attach = attach
-
-
 class _ByIdentity:
-    """A weak map keyed by object identity: a torchmetrics Metric hashes
-    its current state (Metric.__hash__), so a WeakKeyDictionary loses it
-    at its next update."""
+    """A weak map keyed by object identity, for the metrics the walk notes:
+    a torchmetrics Metric hashes its current state (Metric.__hash__), so a
+    WeakKeyDictionary loses it at its next update."""
 
     def __init__(self):
         self._entries = {}  # id -> (weak reference, value)
@@ -1369,29 +1345,70 @@ class _ByIdentity:
         return value
 
 
-# torchmetrics metrics: metric -> its update count at its first compute()
-# since its last reset(), and the path the latest walk reached it by
-# (Metric._wrap_compute and Metric.reset are wrapped once torchmetrics is
-# imported). A list-state metric (AUROC, average precision) keeps every
+# pytorch-ignite metrics attached to an engine: metric -> a weak reference
+# to the engine (Metric.attach is wrapped once ignite.metrics is imported).
+_ignite_engines = _ByIdentity()
+
+
+def _note_ignite_attaches(metrics_module) -> None:
+    metric_class = getattr(metrics_module, "Metric", None)
+    original = getattr(metric_class, "attach", None)
+    if original is None or getattr(original, "_memlife_wrapped", False):
+        return
+
+    @functools.wraps(original)
+    def attach(self, engine, *args, **kwargs):
+        result = original(self, engine, *args, **kwargs)
+        try:
+            _ignite_engines[self] = weakref.ref(engine)
+        except TypeError:  # not weakly referable
+            pass
+        return result
+
+    attach._memlife_wrapped = True
+    metric_class.attach = attach
+
+
+# Metrics of torchmetrics and torcheval: metric -> its update count at its
+# first compute() since its last reset(), and the path the latest walk
+# reached it by. A list-state metric (AUROC, average precision) keeps every
 # update until reset() by design; one computed only after its last update
 # holds what the program chose to score at once (an epoch's, a run's),
 # where one computed and then updated again without a reset grows on
-# (torchmetrics#1949).
+# (torchmetrics#1949). torchmetrics counts its updates itself
+# (Metric._wrap_compute and Metric.reset are wrapped once it is imported);
+# torcheval keeps no count, so its metrics' update, compute and reset are
+# wrapped, class by class (_note_torcheval_calls).
 _metric_first_computes = _ByIdentity()
 _metric_paths = _ByIdentity()
+_torcheval_updates = _ByIdentity()  # metric -> its updates since its last reset
 # Metric.forward scores the batch alone: it resets, updates and computes
 # inside these, then restores the accumulated state. Those calls are not
 # the program's.
 _METRIC_FORWARD_HELPERS = frozenset({"_forward_full_state_update", "_forward_reduce_state_update"})
+# Each library's metric base class, and the attribute where its metrics
+# keep their states' names and defaults.
+_METRIC_BASES = (("torchmetrics", "_defaults"), ("torcheval.metrics.metric", "_state_name_to_default"))
 
 
-def _is_torchmetrics_metric(obj) -> bool:
-    module = sys.modules.get("torchmetrics")
-    return module is not None and isinstance(obj, getattr(module, "Metric", ()))
+def _metric_defaults_attribute(obj):
+    """The attribute naming `obj`'s states when obj is a torchmetrics or a
+    torcheval metric, else None."""
+    for module_name, defaults in _METRIC_BASES:
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(obj, getattr(module, "Metric", ())):
+            return defaults
+    return None
+
+
+def _is_metric(obj) -> bool:
+    return _metric_defaults_attribute(obj) is not None
 
 
 def _updates_since_reset(metric) -> int:
-    updates = getattr(metric, "_update_count", 0)
+    updates = getattr(metric, "_update_count", None)
+    if updates is None:
+        updates = _torcheval_updates.get(metric, 0)
     return updates if isinstance(updates, int) and updates > 0 else 0
 
 
@@ -1405,7 +1422,7 @@ def _computed_bound(metric) -> str:
 
 
 def _holds_a_list_state(metric) -> bool:
-    defaults = getattr(metric, "_defaults", None)
+    defaults = getattr(metric, _metric_defaults_attribute(metric) or "_defaults", None)
     return isinstance(defaults, dict) and any(
         isinstance(getattr(metric, name, None), list) and getattr(metric, name) for name in defaults)
 
@@ -1469,6 +1486,102 @@ def _note_metric_computes(torchmetrics) -> None:
     metric_class.reset = reset_noted
 
 
+def _torcheval_update_counted(metric) -> None:
+    _torcheval_updates[metric] = _torcheval_updates.get(metric, 0) + 1
+
+
+def _torcheval_reset(metric) -> None:
+    _torcheval_updates.pop(metric, None)
+    _metric_first_computes.pop(metric, None)
+
+
+# What each torcheval metric call notes, before (compute) or after (update,
+# reset) the metric's own method runs.
+_TORCHEVAL_NOTES = {"update": (None, _torcheval_update_counted),
+                    "compute": (_first_compute, None),
+                    "reset": (None, _torcheval_reset)}
+
+
+def _torcheval_noted(name, method):
+    before, after = _TORCHEVAL_NOTES[name]
+
+    @functools.wraps(method)
+    def noted(self, *args, **kwargs):
+        # Only the call the program made is noted: a subclass's update that
+        # calls super().update() runs this class's wrapper inside its own.
+        outermost = getattr(type(self), name, None) is noted
+        if outermost and before is not None:
+            before(self)
+        result = method(self, *args, **kwargs)
+        if outermost and after is not None:
+            after(self)
+        return result
+
+    noted._memlife_wrapped = True
+    return noted
+
+
+def _note_torcheval_class(cls) -> None:
+    for name in _TORCHEVAL_NOTES:
+        method = cls.__dict__.get(name)
+        # Plain functions only (no staticmethod or other descriptor); an
+        # abstract one is the base class's placeholder.
+        if (isinstance(method, types.FunctionType) and not getattr(method, "_memlife_wrapped", False)
+                and not getattr(method, "__isabstractmethod__", False)):
+            setattr(cls, name, _torcheval_noted(name, method))
+
+
+def _note_torcheval_calls(metric_module) -> None:
+    """Wraps update, compute and reset where each torcheval metric class
+    defines them: the classes defined so far, and every later one through
+    Metric.__init_subclass__."""
+    base = getattr(metric_module, "Metric", None)
+    if base is None or "_memlife_noted" in base.__dict__:
+        return
+    own = base.__dict__.get("__init_subclass__")
+
+    def init_subclass(cls, **kwargs):
+        if own is not None:
+            own.__get__(None, cls)(**kwargs)
+        else:
+            super(base, cls).__init_subclass__(**kwargs)
+        _note_torcheval_class(cls)
+
+    base.__init_subclass__ = classmethod(init_subclass)
+    base._memlife_noted = True
+    pending = [base]
+    while pending:
+        cls = pending.pop()
+        _note_torcheval_class(cls)
+        pending.extend(cls.__subclasses__())
+
+
+# torcheval's toolkit scores a metric of distributed training by gathering
+# every rank's states into a merged copy and computing that copy; the
+# metric itself is never computed. Syncing a metric to score it is its
+# compute.
+_TORCHEVAL_SYNCS = ("sync_and_compute", "sync_and_compute_collection", "get_synced_metric",
+                    "get_synced_metric_collection")
+
+
+def _torcheval_synced(sync):
+    @functools.wraps(sync)
+    def synced(metrics, *args, **kwargs):
+        for metric in metrics.values() if isinstance(metrics, dict) else [metrics]:
+            _first_compute(metric)
+        return sync(metrics, *args, **kwargs)
+
+    synced._memlife_wrapped = True
+    return synced
+
+
+def _note_torcheval_syncs(toolkit) -> None:
+    for name in _TORCHEVAL_SYNCS:
+        sync = getattr(toolkit, name, None)
+        if isinstance(sync, types.FunctionType) and not getattr(sync, "_memlife_wrapped", False):
+            setattr(toolkit, name, _torcheval_synced(sync))
+
+
 def _fastai_epoch_length(obj) -> int:
     """For a fastai Learner with its Recorder, the length of its training
     epoch: the Recorder resets the Learner's metrics at each epoch's start
@@ -1516,6 +1629,8 @@ def install(lib) -> bool:
     _installed_lib[0] = lib
     after_import("ignite.metrics", _note_ignite_attaches)
     after_import("torchmetrics", _note_metric_computes)
+    after_import("torcheval.metrics.metric", _note_torcheval_calls)
+    after_import("torcheval.metrics.toolkit", _note_torcheval_syncs)
     module = sys.modules.get(_OPTIMIZER_MODULE)
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is None:

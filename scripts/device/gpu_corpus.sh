@@ -52,13 +52,14 @@ for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buff
          captum_style_hooks digit_addition_gpt optimizer_in_backward fno_complex_fft \
          hf_trainer_eval_metrics gpytorch_decoupled_ppgpr epoch_outputs_plain_loop \
          hf_trainer_callback_epoch_grad_norms ignite_epoch_outputs_one_epoch \
-         captum_lime_sgd_lasso torchmetrics_one_epoch_scored_at_end; do
+         captum_lime_sgd_lasso torchmetrics_one_epoch_scored_at_end \
+         torcheval_one_epoch_scored_at_end; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \
          ddp_bucket_view_static zero_redundancy_optimizer tensor_parallel_mlp compiled_ddp \
          dcp_async_save ddp_join_uneven fsdp2_mixed_precision expert_parallel_all_to_all \
-         dist_eval_gather_objects; do
+         dist_eval_gather_objects ddp_torcheval_sync_and_compute; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario nccl_$p python3 -m torch.distributed.run --standalone \
     --nproc_per_node=$NGPU tests/corpus/clean/$p.py
 done

@@ -479,7 +479,8 @@ TEST(StepGrowth, AMetricComputedAfterItsLastUpdateIsBoundedByThatCompute) {
   // (torchmetrics_one_epoch_scored_at_end in the corpus).
   expect_set_aside_as(
       "main().auroc<BinaryAUROC computed_after_updates=40>.target",
-      "bounded: a torchmetrics metric's state, first computed after its last update (update 40): "
+      "bounded: a metric's state (torchmetrics, torcheval), first computed after its last update "
+      "(update 40): "
       "a list-state metric keeps every update until the program computes it, and nothing was "
       "added after that compute (one computed and then updated again without reset() grows on, "
       "and is reported), computed_after_updates=40");

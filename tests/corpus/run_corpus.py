@@ -164,6 +164,8 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "gpytorch_decoupled_ppgpr": PYTHON_LAUNCH,
     "captum_lime_sgd_lasso": PYTHON_LAUNCH,
     "torchmetrics_one_epoch_scored_at_end": PYTHON_LAUNCH,
+    "torcheval_one_epoch_scored_at_end": PYTHON_LAUNCH,
+    "ddp_torcheval_sync_and_compute": TORCHRUN_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

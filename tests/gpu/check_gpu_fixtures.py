@@ -162,6 +162,9 @@ GPU_CORPUS = {
     # one epoch scored at its end, no reset (an H200, the fifth session of
     # 2026-12-07): the metrics first computed after their last update
     "cuda_torchmetrics_one_epoch_scored_at_end": [],
+    # the same with torcheval, whose updates memlife counts (an H100, the
+    # sixth session of 2026-12-07)
+    "cuda_torcheval_one_epoch_scored_at_end": [],
     "cuda_torchmetrics_reset": [],  # tests/corpus/leaky/torchmetrics_never_reset.py --fixed
     # never reset: the program printed "retained 184320" (its metric's states)
     "cuda_torchmetrics_never_reset": [("step_growth", 184_320)],
@@ -343,7 +346,8 @@ for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
                   ("cuda_lightning_epoch_start_outputs_one_epoch", ["bounded"]),
                   ("cuda_hf_trainer_callback_epoch_grad_norms", ["epoch_end"]),
                   ("cuda_ignite_epoch_outputs_one_epoch", ["epoch_end"]),
-                  ("cuda_torchmetrics_one_epoch_scored_at_end", ["bounded"])]:
+                  ("cuda_torchmetrics_one_epoch_scored_at_end", ["bounded"]),
+                  ("cuda_torcheval_one_epoch_scored_at_end", ["bounded"])]:
     got = corpus_set_aside(name)
     expect(got == why, f"corpus/{name}: growth set aside as {why}, got {got}")
 

@@ -125,6 +125,43 @@ def test_an_engines_epoch_metric_is_walked_with_its_epoch_bound(tmp_path):
     assert "__main__.by_hand._predictions[4]" in labels, labels
 
 
+# torcheval keeps no update count: memlife counts each metric's updates
+# (the call the program made, not a subclass's super().update()) and notes
+# its first compute since its last reset. One computed after its last
+# update holds what the program chose to score at once; one computed and
+# then updated again without a reset has no bound.
+TORCHEVAL_METRICS = """
+    import torch, torch.nn as nn
+    from torcheval.metrics import BinaryAUROC
+
+    class Clipped(BinaryAUROC):
+        def update(self, input, target):
+            return super().update(input.clamp(0, 1), target)
+
+    scored, rescored = Clipped(), BinaryAUROC()
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(4):
+        x = torch.randn(16, 8)
+        out = model(x).squeeze(1)
+        out.sum().backward()
+        opt.step()
+        probs, target = torch.sigmoid(out.detach()), (x[:, 0] > 0).float()
+        scored.update(probs, target)
+        rescored.update(probs.clone(), target.clone())
+        if step == 1:
+            rescored.compute()
+    scored.compute()
+"""
+
+
+def test_a_torcheval_metric_computed_after_its_updates_is_walked_with_that_bound(tmp_path):
+    labels = _walked_paths(tmp_path, TORCHEVAL_METRICS)
+    assert "__main__.scored<Clipped computed_after_updates=4>.inputs[3]" in labels, labels
+    assert "__main__.rescored.inputs[3]" in labels, labels
+    assert not any(label.startswith("__main__.rescored<") and "inputs[3]" in label for label in labels), labels
+
+
 # A Dataset's dict keyed by sample index holds one entry per sample at most:
 # the walk writes the dataset's length as its bound. What else the dataset
 # keeps (a list it appends to, a dict keyed otherwise) has none.
