@@ -193,6 +193,7 @@ class _Walk:
         self.generated_root = _generated_code_root()
         self.hook_made: dict = {}  # class -> _epoch_hook_made
         self._keep = []  # objects whose ids are in seen_ids stay alive meanwhile
+        self.ndarray = getattr(sys.modules.get("numpy"), "ndarray", ())
 
     def push(self, obj, path):
         if obj is None:
@@ -305,6 +306,12 @@ class _Walk:
             if _holds_own_storage(torch, obj):
                 with _plain_reads(torch):
                     self.tensor(obj, path)
+            return
+        if isinstance(obj, self.ndarray):
+            # tensor.numpy() (np.asarray(tensor) too) shares the tensor's
+            # memory: the array's base is a tensor on that storage, and an
+            # array sliced from it has that array as its base.
+            self.push(obj.base, f"{path}.base")
             return
         if isinstance(obj, _CALLABLES):
             for v, suffix in _callable_edges(obj):

@@ -53,7 +53,7 @@ for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buff
          hf_trainer_eval_metrics gpytorch_decoupled_ppgpr epoch_outputs_plain_loop \
          hf_trainer_callback_epoch_grad_norms ignite_epoch_outputs_one_epoch \
          captum_lime_sgd_lasso torchmetrics_one_epoch_scored_at_end \
-         torcheval_one_epoch_scored_at_end; do
+         torcheval_one_epoch_scored_at_end sklearn_numpy_epoch_scores; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \

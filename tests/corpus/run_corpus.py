@@ -166,6 +166,7 @@ CLEAN_PROGRAMS: dict[str, str] = {
     "torchmetrics_one_epoch_scored_at_end": PYTHON_LAUNCH,
     "torcheval_one_epoch_scored_at_end": PYTHON_LAUNCH,
     "ddp_torcheval_sync_and_compute": TORCHRUN_LAUNCH,
+    "sklearn_numpy_epoch_scores": PYTHON_LAUNCH,
 }
 
 DEFAULT_TIMEOUT_S = 600

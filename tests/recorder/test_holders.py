@@ -125,6 +125,26 @@ def test_an_engines_epoch_metric_is_walked_with_its_epoch_bound(tmp_path):
     assert "__main__.by_hand._predictions[4]" in labels, labels
 
 
+# tensor.numpy() shares the tensor's memory: an array keeps its tensor's
+# storage through its base (a slice of it through the array it was sliced
+# from), and the walk names the storage there.
+NUMPY_ARRAYS = """
+    import numpy as np
+    import torch
+
+    kept = [torch.randn(1000).numpy(), np.asarray(torch.randn(1000))[::2]]
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    for _ in range(2):  # memlife walks the holders after steps 1 and 2
+        opt.step()
+"""
+
+
+def test_numpy_arrays_are_walked_to_the_tensors_they_share(tmp_path):
+    labels = _walked_paths(tmp_path, NUMPY_ARRAYS)
+    assert "__main__.kept[0].base" in labels, labels
+    assert "__main__.kept[1].base.base" in labels, labels
+
+
 # torcheval keeps no update count: memlife counts each metric's updates
 # (the call the program made, not a subclass's super().update()) and notes
 # its first compute since its last reset. One computed after its last
