@@ -1528,13 +1528,17 @@ def _torcheval_noted(name, method):
     return noted
 
 
+def _not_yet_wrapped(function) -> bool:
+    """Whether `function` is a plain function (no staticmethod or other
+    descriptor) that memlife has not wrapped already."""
+    return isinstance(function, types.FunctionType) and not getattr(function, "_memlife_wrapped", False)
+
+
 def _note_torcheval_class(cls) -> None:
     for name in _TORCHEVAL_NOTES:
         method = cls.__dict__.get(name)
-        # Plain functions only (no staticmethod or other descriptor); an
-        # abstract one is the base class's placeholder.
-        if (isinstance(method, types.FunctionType) and not getattr(method, "_memlife_wrapped", False)
-                and not getattr(method, "__isabstractmethod__", False)):
+        # An abstract one is the base class's placeholder.
+        if _not_yet_wrapped(method) and not getattr(method, "__isabstractmethod__", False):
             setattr(cls, name, _torcheval_noted(name, method))
 
 
@@ -1585,7 +1589,7 @@ def _torcheval_synced(sync):
 def _note_torcheval_syncs(toolkit) -> None:
     for name in _TORCHEVAL_SYNCS:
         sync = getattr(toolkit, name, None)
-        if isinstance(sync, types.FunctionType) and not getattr(sync, "_memlife_wrapped", False):
+        if _not_yet_wrapped(sync):
             setattr(toolkit, name, _torcheval_synced(sync))
 
 

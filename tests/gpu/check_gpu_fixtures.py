@@ -333,8 +333,8 @@ def corpus_set_aside(name):
 # replay buffer still filling, the ignite metrics bounded by their epoch,
 # the epoch's outputs Lightning's, HF's and ignite's epoch-end hooks free,
 # those a plain loop keeps in lists it makes anew at each epoch, those a
-# Lightning epoch-start hook makes anew, and torchmetrics state computed
-# once after its last update. Gradients all-reduced and waited
+# Lightning epoch-start hook makes anew, and torchmetrics' and torcheval's
+# state computed once after its last update. Gradients all-reduced and waited
 # through futures, which ProcessGroupNCCL stashes until its watchdog reaps
 # the works (a walk saw one while it was still the parameter's .grad).
 for name, why in [("nccl_ddp_comm_hook_accum", ["collective_buffers"]),
