@@ -53,13 +53,21 @@ for p in checkpointed_transformer amp_accum_ema hf_generate_cache rl_replay_buff
          hf_trainer_eval_metrics gpytorch_decoupled_ppgpr epoch_outputs_plain_loop \
          hf_trainer_callback_epoch_grad_norms ignite_epoch_outputs_one_epoch \
          captum_lime_sgd_lasso torchmetrics_one_epoch_scored_at_end \
-         torcheval_one_epoch_scored_at_end sklearn_numpy_epoch_scores; do
+         torcheval_one_epoch_scored_at_end sklearn_numpy_epoch_scores \
+         accelerate_grad_accumulation accelerate_loop actor_learner_queue \
+         autograd_function_mark_dirty best_model_snapshot custom_autograd_ema \
+         dataset_memo_cache dataset_memo_cache_short_run ema_multi_avg_buffers es_flat_params \
+         flop_counter_module_tracker forward_ad_jvp frombuffer_decode fx_subgraph_rewrite \
+         int8_weight_subclass jit_trace_freeze_serve lookahead_wrapper mmap_checkpoint_numpy \
+         parametrize_spectral sparse_csr_gcn sparse_embedding_recsys strided_windows_out_buffers \
+         tv_tensors_transforms_v2; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario cuda_$p python3 tests/corpus/clean/$p.py
 done
 for p in ddp_comm_hook_accum dist_futures_wait_all dist_overlap_grad_hooks fsdp2_ckpt_accum \
          ddp_bucket_view_static zero_redundancy_optimizer tensor_parallel_mlp compiled_ddp \
          dcp_async_save ddp_join_uneven fsdp2_mixed_precision expert_parallel_all_to_all \
-         dist_eval_gather_objects ddp_torcheval_sync_and_compute; do
+         dist_eval_gather_objects ddp_torcheval_sync_and_compute ddp_gloo ddp_unused_params_objects \
+         fsdp2_gloo fsdp2_activation_checkpoint; do
   MEMLIFE_CORPUS_DEVICE=cuda scenario nccl_$p python3 -m torch.distributed.run --standalone \
     --nproc_per_node=$NGPU tests/corpus/clean/$p.py
 done

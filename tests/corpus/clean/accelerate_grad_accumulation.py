@@ -6,11 +6,12 @@ import torch
 import torch.nn as nn
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, TensorDataset
+from _device import DEVICE  # cuda on the GPU half
 
 
 def main():
     torch.manual_seed(0)
-    accelerator = Accelerator(gradient_accumulation_steps=4, cpu=True)
+    accelerator = Accelerator(gradient_accumulation_steps=4, cpu=DEVICE.type == "cpu")
     data = TensorDataset(torch.randn(256, 20), torch.randint(0, 3, (256,)))
     loader = DataLoader(data, batch_size=8, shuffle=True)
     model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 3))

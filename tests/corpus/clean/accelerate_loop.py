@@ -1,15 +1,16 @@
-"""A training loop on HF accelerate's Accelerator (CPU): prepare(),
+"""A training loop on HF accelerate's Accelerator: prepare(),
 gradient accumulation with accelerator.accumulate(), clip_grad_norm_,
 a scheduler, and evaluation with gather_for_metrics."""
 import torch
 import torch.nn as nn
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, TensorDataset
+from _device import DEVICE  # cuda on the GPU half
 
 
 def main():
     torch.manual_seed(0)
-    accelerator = Accelerator(cpu=True, gradient_accumulation_steps=2)
+    accelerator = Accelerator(cpu=DEVICE.type == "cpu", gradient_accumulation_steps=2)
     x, y = torch.randn(256, 20), torch.randint(0, 3, (256,))
     train = DataLoader(TensorDataset(x[:192], y[:192]), batch_size=16, shuffle=True)
     evaluation = DataLoader(TensorDataset(x[192:], y[192:]), batch_size=16)

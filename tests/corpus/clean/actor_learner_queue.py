@@ -7,6 +7,7 @@ and stops the actors when done."""
 import torch
 import torch.multiprocessing as mp
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 OBS, ACTIONS, ROLLOUT = 16, 4, 32
 
@@ -35,7 +36,7 @@ def actor(rank, shared_policy, lock, queue, stop):
 def main():
     torch.manual_seed(0)
     mp.set_start_method("spawn", force=True)
-    learner = make_policy()
+    learner = make_policy().to(DEVICE)  # the actors act on the CPU
     shared = make_policy()
     shared.load_state_dict(learner.state_dict())
     shared.share_memory()
@@ -45,7 +46,9 @@ def main():
         p.start()
     opt = torch.optim.RMSprop(learner.parameters(), lr=1e-3)
     for update in range(30):
-        obs, actions, behaviour_logits, rewards = queue.get(timeout=60)
+        rollout = queue.get(timeout=60)
+        obs, actions, behaviour_logits, rewards = (t.to(DEVICE) for t in rollout)
+        del rollout
         logits = learner(obs)
         log_probs = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1)
         ratio = (log_probs - torch.log_softmax(behaviour_logits, -1).gather(1, actions[:, None]).squeeze(1)).exp()

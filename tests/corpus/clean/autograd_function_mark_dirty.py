@@ -6,6 +6,7 @@ them."""
 import torch
 import torch.nn as nn
 from torch.autograd.function import once_differentiable
+from _device import DEVICE  # cuda on the GPU half
 
 
 class ClampInPlace(torch.autograd.Function):
@@ -57,10 +58,10 @@ class Square(torch.autograd.Function):
 
 def main():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(16, 32), nn.Linear(32, 8))
+    model = nn.Sequential(nn.Linear(16, 32), nn.Linear(32, 8)).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step in range(10):
-        h = model[0](torch.randn(12, 16))
+        h = model[0](torch.randn(12, 16, device=DEVICE))
         h = ClampInPlace.apply(h * 1.0, 1.0)
         out = model[1](Square.apply(h))
         values, index = TopIndex.apply(out)

@@ -5,6 +5,7 @@ import copy
 
 import torch
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 
 class ScaledGelu(torch.autograd.Function):
@@ -35,11 +36,11 @@ class Net(nn.Module):
 
 def main():
     torch.manual_seed(0)
-    model = Net()
+    model = Net().to(DEVICE)
     ema = copy.deepcopy(model).requires_grad_(False)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step in range(20):
-        x, y = torch.randn(16, 32), torch.randn(16, 8)
+        x, y = torch.randn(16, 32, device=DEVICE), torch.randn(16, 8, device=DEVICE)
         loss = nn.functional.mse_loss(model(x), y)
         opt.zero_grad()
         loss.backward()

@@ -3,6 +3,7 @@ the first epoch, bounded by the dataset's length), trained for 3 epochs."""
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+from _device import DEVICE  # cuda on the GPU half
 
 
 class Preprocessed(Dataset):
@@ -25,10 +26,11 @@ def main():
     torch.manual_seed(0)
     data = Preprocessed(256)
     loader = DataLoader(data, batch_size=16, shuffle=True)
-    model = nn.Sequential(nn.Flatten(), nn.Linear(768, 64), nn.ReLU(), nn.Linear(64, 10))
+    model = nn.Sequential(nn.Flatten(), nn.Linear(768, 64), nn.ReLU(), nn.Linear(64, 10)).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for epoch in range(3):
         for x, y in loader:
+            x, y = x.to(DEVICE), y.to(DEVICE)
             loss = nn.functional.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()

@@ -7,6 +7,7 @@ three)."""
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+from _device import DEVICE  # cuda on the GPU half
 
 MAX_STEPS = 48
 
@@ -31,9 +32,10 @@ def main():
     torch.manual_seed(0)
     data = Normalized(2048)
     loader = DataLoader(data, batch_size=16, shuffle=True)
-    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64), nn.ReLU(), nn.Linear(64, 10))
+    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64), nn.ReLU(), nn.Linear(64, 10)).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     for step, (x, y) in enumerate(loader, start=1):
+        x, y = x.to(DEVICE), y.to(DEVICE)
         loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()

@@ -6,6 +6,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from _device import init_distributed
 
 
 class TwoHeads(nn.Module):
@@ -21,17 +22,17 @@ class TwoHeads(nn.Module):
 
 
 def main():
-    dist.init_process_group(backend="gloo")
+    device = init_distributed()
     config = [{"lr": 0.05, "epochs": 2}] if dist.get_rank() == 0 else [None]
     dist.broadcast_object_list(config, src=0)
     torch.manual_seed(0)
-    model = DDP(TwoHeads(), find_unused_parameters=True)
+    model = DDP(TwoHeads().to(device), find_unused_parameters=True)
     opt = torch.optim.SGD(model.parameters(), lr=config[0]["lr"])
     for epoch in range(config[0]["epochs"]):
-        total = torch.zeros(1)
+        total = torch.zeros(1, device=device)
         for step in range(6):
-            x = torch.randn(8, 16)
-            y = torch.randint(0, 4, (8,))
+            x = torch.randn(8, 16, device=device)
+            y = torch.randint(0, 4, (8,), device=device)
             loss = nn.functional.cross_entropy(model(x, use_b=step % 2 == 1), y)
             opt.zero_grad()
             loss.backward()

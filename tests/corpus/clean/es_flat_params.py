@@ -5,6 +5,7 @@ the vector), as ES and natural-gradient code does."""
 import torch
 import torch.nn as nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
+from _device import DEVICE  # cuda on the GPU half
 
 
 def fitness(policy, obs, target):
@@ -14,14 +15,14 @@ def fitness(policy, obs, target):
 
 def main():
     torch.manual_seed(0)
-    policy = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 4))
-    obs = torch.randn(128, 16)
-    target = torch.randn(128, 4)
+    policy = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 4)).to(DEVICE)
+    obs = torch.randn(128, 16, device=DEVICE)
+    target = torch.randn(128, 4, device=DEVICE)
     population, sigma, lr = 16, 0.05, 0.02
     for gen in range(12):
         theta = parameters_to_vector(policy.parameters())
-        noise = torch.randn(population, theta.numel())
-        scores = torch.empty(population)
+        noise = torch.randn(population, theta.numel(), device=DEVICE)
+        scores = torch.empty(population, device=DEVICE)
         for i in range(population):
             vector_to_parameters(theta + sigma * noise[i], policy.parameters())
             scores[i] = fitness(policy, obs, target)

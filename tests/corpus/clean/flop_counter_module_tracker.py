@@ -10,6 +10,7 @@ import torch.nn as nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 from torch.utils.module_tracker import ModuleTracker
+from _device import DEVICE  # cuda on the GPU half
 
 
 class Net(nn.Module):
@@ -34,7 +35,7 @@ class OpsPerModule(TorchDispatchMode):
 
 
 def step(model, opt):
-    x, y = torch.randn(8, 16, 64), torch.randint(0, 10, (8,))
+    x, y = torch.randn(8, 16, 64, device=DEVICE), torch.randint(0, 10, (8,), device=DEVICE)
     loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
     loss.backward()
@@ -44,7 +45,7 @@ def step(model, opt):
 
 def main():
     torch.manual_seed(0)
-    model = Net()
+    model = Net().to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     step(model, opt)
     counter = FlopCounterMode(display=False, depth=2)

@@ -6,16 +6,17 @@ import torch
 import torch.autograd.forward_ad as fwAD
 import torch.nn as nn
 from torch.func import functional_call, jvp
+from _device import DEVICE  # cuda on the GPU half
 
 
 def main():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 16))
-    probe_model = nn.Sequential(nn.Linear(16, 16), nn.Tanh())
+    model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 16)).to(DEVICE)
+    probe_model = nn.Sequential(nn.Linear(16, 16), nn.Tanh()).to(DEVICE)
     params = list(model.parameters()) + list(probe_model.parameters())
     opt = torch.optim.SGD(params, lr=0.01)
     for step in range(10):
-        x = torch.randn(32, 16)
+        x = torch.randn(32, 16, device=DEVICE)
         tangent = torch.randn_like(x)
         with fwAD.dual_level():
             out = model(fwAD.make_dual(x, tangent))

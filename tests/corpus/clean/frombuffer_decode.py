@@ -8,6 +8,7 @@ import tempfile
 import numpy as np
 import torch
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 RECORD = 16 * 4 + 8  # 16 float32 features and an int64 label
 
@@ -21,7 +22,7 @@ def main():
             for _ in range(512):
                 f.write(rng.standard_normal(16, dtype=np.float32).tobytes())
                 f.write(np.int64(rng.integers(0, 3)).tobytes())
-        model = nn.Linear(16, 3)
+        model = nn.Linear(16, 3).to(DEVICE)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         staging = bytearray(RECORD * 32)
         with open(path, "rb") as f:
@@ -31,7 +32,7 @@ def main():
                 records = torch.frombuffer(staging, dtype=torch.uint8).view(32, RECORD)
                 x = records[:, :64].contiguous().view(torch.float32)
                 y = records[:, 64:].contiguous().view(torch.int64).squeeze(1)
-                loss = nn.functional.cross_entropy(model(x), y)
+                loss = nn.functional.cross_entropy(model(x.to(DEVICE)), y.to(DEVICE))
                 opt.zero_grad()
                 loss.backward()
                 opt.step()

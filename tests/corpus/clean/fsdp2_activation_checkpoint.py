@@ -2,12 +2,13 @@
 """FSDP2 as TorchTitan-style code composes it: activation checkpointing
 (checkpoint_wrapper) on each transformer block, fully_shard per block and at
 the root with reshard_after_forward=False for the root, gradient clipping
-over the sharded parameters, 2 ranks on gloo."""
+over the sharded parameters, 2 ranks on gloo (NCCL on the GPU half)."""
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed._composable.fsdp import fully_shard
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+from _device import init_distributed
 
 
 class Block(nn.Module):
@@ -34,15 +35,15 @@ class Model(nn.Module):
 
 
 def main():
-    dist.init_process_group("gloo")
+    device = init_distributed()
     torch.manual_seed(0)
-    model = Model()
+    model = Model().to(device)
     for block in model.blocks:
         fully_shard(block)
     fully_shard(model, reshard_after_forward=False)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     for step in range(6):
-        loss = model(torch.randn(4, 12, 64)).pow(2).mean()
+        loss = model(torch.randn(4, 12, 64, device=device)).pow(2).mean()
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -1,10 +1,11 @@
 # memlife-corpus: torchrun
-"""FSDP2 (fully_shard) over gloo on CPU, 2 ranks. Launch with
+"""FSDP2 (fully_shard) over gloo on CPU, 2 ranks (NCCL on the GPU half). Launch with
 python3 -m torch.distributed.run --standalone --nproc_per_node=2 fsdp2_gloo.py"""
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from _device import init_distributed
 
 try:
     from torch.distributed.fsdp import fully_shard
@@ -42,18 +43,18 @@ class TinyLM(nn.Module):
 
 
 def main():
-    dist.init_process_group(backend="gloo")
+    device = init_distributed()
     rank = dist.get_rank()
     torch.manual_seed(0)
-    model = TinyLM()
+    model = TinyLM().to(device)
     for layer in model.layers:
         fully_shard(layer)
     fully_shard(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
-    g = torch.Generator().manual_seed(100 + rank)
+    g = torch.Generator(device).manual_seed(100 + rank)
     for step in range(5):
-        tokens = torch.randint(0, 256, (4, 32), generator=g)
+        tokens = torch.randint(0, 256, (4, 32), generator=g, device=device)
         logits = model(tokens[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tokens[:, 1:].reshape(-1))
         loss.backward()

@@ -10,6 +10,7 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.fx import subgraph_rewriter
+from _device import DEVICE  # cuda on the GPU half
 
 
 class Block(nn.Module):
@@ -66,17 +67,17 @@ def fold_scales(gm: fx.GraphModule) -> int:
 
 def main():
     torch.manual_seed(0)
-    model = Net()
-    reference = Net()
+    model = Net().to(DEVICE)
+    reference = Net().to(DEVICE)
     reference.load_state_dict(model.state_dict())
     gm = fx.symbolic_trace(model)
     rewritten = len(subgraph_rewriter.replace_pattern(gm, pattern, replacement))
     folded = fold_scales(gm)
-    x = torch.randn(16, 64)
+    x = torch.randn(16, 64, device=DEVICE)
     torch.testing.assert_close(gm(x), reference(x), rtol=1e-4, atol=1e-5)
     opt = torch.optim.AdamW(gm.parameters(), lr=1e-3)
     for step in range(20):
-        x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+        x, y = torch.randn(32, 64, device=DEVICE), torch.randint(0, 10, (32,), device=DEVICE)
         loss = F.cross_entropy(gm(x), y)
         opt.zero_grad()
         loss.backward()

@@ -6,6 +6,7 @@ int8 base, and a few batches served."""
 import torch
 import torch.nn as nn
 from torch.utils._pytree import tree_map
+from _device import DEVICE  # cuda on the GPU half
 
 
 class Int8Weight(torch.Tensor):
@@ -68,22 +69,22 @@ def quantize_(model):
 
 def main():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(128, 512), nn.GELU(), nn.Linear(512, 512), nn.GELU(), nn.Linear(512, 10))
-    x = torch.randn(8, 128)
+    model = nn.Sequential(nn.Linear(128, 512), nn.GELU(), nn.Linear(512, 512), nn.GELU(), nn.Linear(512, 10)).to(DEVICE)
+    x = torch.randn(8, 128, device=DEVICE)
     before = model(x).detach()
     quantize_(model)
     print("max error after quantization", round((model(x) - before).abs().max().item(), 4))
     adapters = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(adapters, lr=1e-3)
     for step in range(15):
-        x, y = torch.randn(32, 128), torch.randint(0, 10, (32,))
+        x, y = torch.randn(32, 128, device=DEVICE), torch.randint(0, 10, (32,), device=DEVICE)
         loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
     model.eval()
     with torch.inference_mode():
-        preds = [model(torch.randn(16, 128)).argmax(-1) for _ in range(4)]
+        preds = [model(torch.randn(16, 128, device=DEVICE)).argmax(-1) for _ in range(4)]
     print("adapter params", sum(p.numel() for p in adapters), "loss", round(loss.item(), 3), len(preds))
 
 

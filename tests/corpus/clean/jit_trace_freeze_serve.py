@@ -8,13 +8,14 @@ import io
 
 import torch
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 
 def main():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
-                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)).eval()
-    example = torch.randn(1, 3, 32, 32)
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)).to(DEVICE).eval()
+    example = torch.randn(1, 3, 32, 32, device=DEVICE)
     with torch.no_grad():
         traced = torch.jit.trace(model, example)
         frozen = torch.jit.freeze(traced)
@@ -26,7 +27,7 @@ def main():
     del model, traced, frozen
     with torch.inference_mode():
         for step in range(8):
-            x = torch.randn(4, 3, 32, 32)
+            x = torch.randn(4, 3, 32, 32, device=DEVICE)
             out = served(x)
             print(step, out.argmax(1).tolist(), torch.allclose(out, optimized(x), atol=1e-4))
     # Tracing and freezing leave the graphs' constants in TorchScript's

@@ -4,6 +4,7 @@ own state, syncs every k steps, and delegates state_dict/param_groups; a
 OneCycleLR schedule drives the inner optimizer."""
 import torch
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 
 class Lookahead(torch.optim.Optimizer):
@@ -31,12 +32,12 @@ class Lookahead(torch.optim.Optimizer):
 
 def main():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(24, 48), nn.GELU(), nn.Linear(48, 4))
+    model = nn.Sequential(nn.Linear(24, 48), nn.GELU(), nn.Linear(48, 4)).to(DEVICE)
     inner = torch.optim.AdamW(model.parameters(), lr=1e-3)
     opt = Lookahead(inner)
     sched = torch.optim.lr_scheduler.OneCycleLR(inner, max_lr=1e-2, total_steps=20)
     for step in range(20):
-        x, y = torch.randn(32, 24), torch.randint(0, 4, (32,))
+        x, y = torch.randn(32, 24, device=DEVICE), torch.randint(0, 4, (32,), device=DEVICE)
         opt.zero_grad()
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()

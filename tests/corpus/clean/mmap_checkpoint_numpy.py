@@ -8,6 +8,7 @@ import tempfile
 import numpy as np
 import torch
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 
 def make_model():
@@ -28,7 +29,7 @@ def main():
         model.load_state_dict(state, assign=True)
         del state
         # mmap'd parameters are read-only file pages: train on copies.
-        model = model.to(torch.float32).requires_grad_(True)
+        model = model.to(DEVICE, torch.float32).requires_grad_(True)
         for p in model.parameters():
             p.data = p.data.clone()
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -39,7 +40,7 @@ def main():
             rows = slice(step * 32, (step + 1) * 32)
             x = torch.from_numpy(np.ascontiguousarray(features[rows]))
             y = torch.from_numpy(labels[rows])
-            loss = nn.functional.cross_entropy(model(x), y)
+            loss = nn.functional.cross_entropy(model(x.to(DEVICE)), y.to(DEVICE))
             opt.zero_grad()
             loss.backward()
             opt.step()

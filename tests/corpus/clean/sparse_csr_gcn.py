@@ -3,6 +3,7 @@ normalized adjacency is a sparse CSR tensor: each layer multiplies with
 torch.sparse.mm, trained full-batch for node classification with a mask."""
 import torch
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 
 def normalized_adjacency(n, edges):
@@ -33,11 +34,11 @@ def main():
     torch.manual_seed(0)
     n = 300
     edges = torch.randint(0, n, (2, 1200))
-    adj = normalized_adjacency(n, edges)
-    x = torch.randn(n, 24)
-    y = torch.randint(0, 4, (n,))
-    train = torch.rand(n) < 0.3
-    model = GCN(24, 32, 4)
+    adj = normalized_adjacency(n, edges).to(DEVICE)
+    x = torch.randn(n, 24, device=DEVICE)
+    y = torch.randint(0, 4, (n,), device=DEVICE)
+    train = torch.rand(n, device=DEVICE) < 0.3
+    model = GCN(24, 32, 4).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=5e-4)
     for epoch in range(20):
         opt.zero_grad()

@@ -5,19 +5,20 @@ torch.add), a rolling history kept by copy_ into a fixed tensor, and
 set_() pointing a working tensor at another's storage."""
 import torch
 import torch.nn as nn
+from _device import DEVICE  # cuda on the GPU half
 
 
 def main():
     torch.manual_seed(0)
     window, hop = 64, 16
-    model = nn.Sequential(nn.Linear(window, 32), nn.ReLU(), nn.Linear(32, 1))
+    model = nn.Sequential(nn.Linear(window, 32), nn.ReLU(), nn.Linear(32, 1)).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    history = torch.zeros(8, window)
-    features = torch.empty(0)
-    projected = torch.empty(0)
-    scratch = torch.empty(0)
+    history = torch.zeros(8, window, device=DEVICE)
+    features = torch.empty(0, device=DEVICE)
+    projected = torch.empty(0, device=DEVICE)
+    scratch = torch.empty(0, device=DEVICE)
     for step in range(10):
-        signal = torch.randn(2048)
+        signal = torch.randn(2048, device=DEVICE)
         frames = signal.unfold(0, window, hop)  # a view: (n, window)
         n = (signal.numel() - window) // hop + 1
         strided = signal.as_strided((n, window), (hop, 1))

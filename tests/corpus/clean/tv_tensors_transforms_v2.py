@@ -6,6 +6,7 @@ import torch
 import torch.nn as nn
 from torchvision import tv_tensors
 from torchvision.transforms import v2
+from _device import DEVICE  # cuda on the GPU half
 
 
 def sample(g):
@@ -23,7 +24,7 @@ def main():
                             v2.RandomHorizontalFlip(p=0.5), v2.Resize((64, 64)),
                             v2.SanitizeBoundingBoxes(), v2.ToDtype(torch.float32, scale=True)])
     model = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
-                          nn.Flatten(), nn.Linear(8, 4))
+                          nn.Flatten(), nn.Linear(8, 4)).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for step in range(10):
         images, targets = [], []
@@ -31,8 +32,8 @@ def main():
             image, target = transform(*sample(g))
             images.append(image)
             targets.append(target["boxes"][:1] if len(target["boxes"]) else torch.zeros(1, 4))
-        x = torch.stack([img.as_subclass(torch.Tensor) for img in images])
-        y = torch.cat([t.as_subclass(torch.Tensor) for t in targets]) / 64
+        x = torch.stack([img.as_subclass(torch.Tensor) for img in images]).to(DEVICE)
+        y = torch.cat([t.as_subclass(torch.Tensor) for t in targets]).to(DEVICE) / 64
         loss = nn.functional.smooth_l1_loss(model(x), y)
         opt.zero_grad()
         loss.backward()
