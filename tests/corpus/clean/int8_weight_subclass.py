@@ -49,8 +49,8 @@ class LoRALinear(nn.Module):
     def __init__(self, base: nn.Linear, rank=8):
         super().__init__()
         self.base = base
-        self.down = nn.Linear(base.in_features, rank, bias=False)
-        self.up = nn.Linear(rank, base.out_features, bias=False)
+        self.down = nn.Linear(base.in_features, rank, bias=False, device=base.weight.device)
+        self.up = nn.Linear(rank, base.out_features, bias=False, device=base.weight.device)
         nn.init.zeros_(self.up.weight)
 
     def forward(self, x):
