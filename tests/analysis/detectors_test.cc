@@ -111,6 +111,32 @@ TEST(ResidualView, SmallWasteOnceIsNoFindingAPatternThatRecursIs) {
   }
 }
 
+TEST(ResidualView, WasteOfStoragesHeldOneAfterAnotherIsTheirTotal) {
+  // Transformer-XL memories as x-transformers returns them: each step keeps
+  // a slice of that step's concatenated hidden states until the next
+  // step's slice replaces it. One storage is held at a time; the waste
+  // reported is every storage's, as total_bytes and reachable_bytes are.
+  Synth s;
+  const uint64_t view_stack = s.stack("x_transformers.py", 4697, "TransformerWrapper.forward");
+  const uint64_t bytes = 288 << 10, reach = 32 << 10, times = 4;
+  for (uint64_t i = 0; i < times; ++i) {
+    const uint64_t address = kA + i * 0x100000, storage = 1 + i, owner = 10 + i;
+    s.alloc(address, bytes);
+    s.tensor(owner, storage, address, bytes, bytes / 4);
+    s.tensor(owner + 10, storage, address, bytes, reach / 4, kTensorIsView, owner, "aten::slice",
+             view_stack);
+    if (i > 0) s.free(address - 0x100000, bytes);  // the last step's slice replaced
+    s.step(i + 1);
+    s.census(i + 1, {{storage, address, bytes, 1, {{owner + 10, 0}}}});
+  }
+  const auto found = of_kind(s.analyze(), kResidualView);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].bytes, bytes);
+  EXPECT_EQ(found[0].evidence["total_bytes"], times * bytes);
+  EXPECT_EQ(found[0].evidence["reachable_bytes"], times * reach);
+  EXPECT_EQ(found[0].evidence["wasted_bytes"], times * (bytes - reach));
+}
+
 TEST(ResidualView, OnePartOfASplitKeptIsNoFindingASampleOfABatchIs) {
   // Each step keeps a view of one part of a 1 MiB storage whose owner died:
   // one half (gpytorch's decoupled variational strategy keeps the variance

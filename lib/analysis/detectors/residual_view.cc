@@ -221,7 +221,7 @@ class ResidualView final : public Detector {
       f.kind = kResidualView;
       f.severity = default_severity(f.kind);
       f.count = eps.size();
-      uint64_t reach = 0, steps = 0;
+      uint64_t reach = 0, wasted = 0, steps = 0;
       nlohmann::json storages = nlohmann::json::array();
       std::vector<uint64_t> census_steps;
       // Bytes are what was held at once: storages held one after another
@@ -234,6 +234,7 @@ class ResidualView final : public Detector {
         bytes_by_step[ep->let_go_at.step] += ep->bytes;
         f.retains.push_back({ep->alloc_seq, ep->bytes});
         reach += ep->reachable;
+        wasted += ep->bytes - std::min(ep->bytes, ep->reachable);
         const uint64_t held = ep->end_at.time_ns > ep->let_go_at.time_ns
                                   ? ep->end_at.time_ns - ep->let_go_at.time_ns
                                   : 0;
@@ -289,7 +290,11 @@ class ResidualView final : public Detector {
       f.evidence["retained_steps"] = steps;
       f.evidence["reachable_bytes"] = reach;
       f.evidence["view_count"] = view_count;
-      f.evidence["wasted_bytes"] = f.bytes - std::min(f.bytes, reach);
+      // Totals over the storages, as total_bytes and reachable_bytes are:
+      // f.bytes is what was held at once, which storages held one after
+      // another (a view of each step's output, replaced at the next) may
+      // not reach.
+      f.evidence["wasted_bytes"] = wasted;
       f.evidence["stacks"] = nlohmann::json::array(
           {stacks.frames(first.views.empty() ? 0 : first.views.front().stack_id),
            stacks.frames(first.let_go_stack), stacks.frames(first.alloc_stack)});
