@@ -102,6 +102,7 @@ ProcessAnalysis analyze_reader(format::TraceReader& reader, const AnalysisOption
   out.records = model.records;
   out.records_lost = model.records_lost;
   out.exit_status = model.exit_status;
+  out.exit_recorded = model.exit_recorded;
   out.census_spaced_cost_ns = model.census_spaced_cost_ns;
   out.plugin_note = model.plugin_note;
   out.python_hooks = model.python_hooks;

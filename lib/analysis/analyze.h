@@ -46,6 +46,9 @@ struct ProcessAnalysis {
   // The status the process exited with, as its end record says: that of
   // exit() (Python's sys.exit(N), 1 after an uncaught exception) or _exit().
   uint64_t exit_status = 0;
+  // False when the trace has no end record (killed by a signal, still
+  // running): exit_status is then no status, and the report says null.
+  bool exit_recorded = false;
   bool damaged = false;  // reading stopped at a bad chunk or record
   std::string stop_reason;
   std::string plugin_note;  // see Model::plugin_note

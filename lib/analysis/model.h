@@ -216,6 +216,7 @@ struct Model {
   uint64_t records_lost = 0;
   // The end record's exit status (0 without one: see ProcessAnalysis).
   uint64_t exit_status = 0;
+  bool exit_recorded = false;  // the trace has its end record
   // What a step census cost when the recorder began spacing them
   // (MEMLIFE_CENSUS_SPACED_LABEL); 0: a census at every step.
   uint64_t census_spaced_cost_ns = 0;

@@ -162,6 +162,7 @@ bool Replayer::on_record(const Record& r) {
       break;
     case RecordKind::kEnd:
       m.exit_status = r.end.exit_status;
+      m.exit_recorded = true;
       break;
     default:
       break;

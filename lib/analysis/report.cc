@@ -62,7 +62,7 @@ json process_json(const ProcessAnalysis& p) {
       {"records_lost", p.records_lost},
       {"ooms", p.ooms},
       {"truncated", p.truncated},
-      {"exit_status", p.exit_status},
+      {"exit_status", p.exit_recorded ? nlohmann::json(p.exit_status) : nlohmann::json(nullptr)},
       {"collectives", p.collectives.size()},
       {"collectives_waited_by_libraries", p.collectives_waited_by_libraries},
       {"live_bytes_at_end", p.final_live_bytes},

@@ -1468,6 +1468,14 @@ TEST(Truncated, FindingsUpToTheCutAndProcessMarked) {
   EXPECT_TRUE(p.truncated);
   EXPECT_EQ(of_kind(p, kResidualView).size(), 1u);
   EXPECT_TRUE(of_kind(p, kLeakedAtExit).empty());  // it did not exit
+  // No end record, no exit status: not the 0 of a clean exit (a rank
+  // torchrun killed with SIGTERM read "exit_status": 0 before).
+  std::vector<ProcessAnalysis> ps = {p};
+  const nlohmann::json r = make_report(ps);
+  std::string error;
+  ASSERT_TRUE(validate_report(r, error)) << error;
+  EXPECT_TRUE(r["processes"][0]["exit_status"].is_null());
+  EXPECT_EQ(r["processes"][0]["stop_reason"], "no end record");
 }
 
 TEST(Truncated, CutInsideAChunk) {
@@ -1501,6 +1509,7 @@ TEST(Report, SchemaFieldsAndSortedByWeight) {
   EXPECT_EQ(p["steps"], 3);
   EXPECT_EQ(p["peak_bytes"], kPadded);  // the buffer was freed before the leak
   EXPECT_EQ(p["truncated"], false);
+  EXPECT_EQ(p["exit_status"], 0);
   EXPECT_EQ(p["per_step"].size(), 3u);
   ASSERT_GE(r["findings"].size(), 2u);
   EXPECT_EQ(r["findings"][0]["kind"], kResidualView);
