@@ -117,20 +117,23 @@ launch_rounds() {
 }
 
 # image_folder DIR PX SPLIT:COUNT...: an image folder of 2 classes (reddish
-# and bluish PNGs of PX x PX), COUNT images per split, for the training
-# scripts that read one (timm, pytorch/examples' imagenet).
+# and bluish PNGs of PX x PX; IMAGE_CLASSES=N for N, each its own shade),
+# COUNT images per split, for the training scripts that read one (timm,
+# pytorch/examples' imagenet, torchvision's references).
 image_folder() {
   python3 - "$@" <<'PY'
 import os, random, sys
 from PIL import Image
 random.seed(0)
 root, px = sys.argv[1], int(sys.argv[2])
+labels = int(os.environ.get("IMAGE_CLASSES", "2"))  # a, b, ...: each its own shade
 for split, count in (arg.split(":") for arg in sys.argv[3:]):
-    for label in ("a", "b"):
+    for k in range(labels):
+        label = chr(ord("a") + k)
         d = os.path.join(root, split, label)
         os.makedirs(d, exist_ok=True)
-        for i in range(int(count) // 2):
-            shade = (200, 40, 40) if label == "a" else (40, 40, 200)
+        for i in range(int(count) // labels):
+            shade = (200, 40, 40) if k == 0 else (40, 40, 200) if k == 1 else (40 + 25 * k, 200 - 20 * k, 40 * (k % 3))
             img = Image.new("RGB", (px, px), tuple(max(0, min(255, c + random.randint(-40, 40))) for c in shade))
             img.save(os.path.join(d, f"{i}.png"))
 PY
