@@ -38,10 +38,15 @@ constexpr uint64_t kMinWastedOnceBytes = uint64_t{1} << 20;
 // of a batch (pytorch#33101: 1/128 of it) is what users report.
 constexpr uint64_t kMinKeptToReached = 4;
 
+// The bytes of a storage its views do not reach.
+uint64_t unreached_bytes(uint64_t storage_bytes, uint64_t reach) {
+  return storage_bytes - std::min(storage_bytes, reach);
+}
+
 // Whether the views of a storage whose owner died waste enough of it.
 bool views_waste(uint64_t storage_bytes, uint64_t reach) {
-  const uint64_t wasted = storage_bytes - std::min(storage_bytes, reach);
-  return wasted >= kMinWastedBytes && storage_bytes >= kMinKeptToReached * reach;
+  return unreached_bytes(storage_bytes, reach) >= kMinWastedBytes &&
+         storage_bytes >= kMinKeptToReached * reach;
 }
 
 struct ViewInfo {
@@ -215,7 +220,7 @@ class ResidualView final : public Detector {
                 [](const Episode* a, const Episode* b) { return a->seen_at.seq < b->seen_at.seq; });
       const Episode& first = *eps.front();
       if (eps.size() == 1 && first.let_go == LetGo::kDied &&
-          first.bytes - std::min(first.bytes, first.reachable) < kMinWastedOnceBytes)
+          unreached_bytes(first.bytes, first.reachable) < kMinWastedOnceBytes)
         continue;
       Finding f;
       f.kind = kResidualView;
@@ -234,7 +239,7 @@ class ResidualView final : public Detector {
         bytes_by_step[ep->let_go_at.step] += ep->bytes;
         f.retains.push_back({ep->alloc_seq, ep->bytes});
         reach += ep->reachable;
-        wasted += ep->bytes - std::min(ep->bytes, ep->reachable);
+        wasted += unreached_bytes(ep->bytes, ep->reachable);
         const uint64_t held = ep->end_at.time_ns > ep->let_go_at.time_ns
                                   ? ep->end_at.time_ns - ep->let_go_at.time_ns
                                   : 0;
