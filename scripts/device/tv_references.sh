@@ -4,7 +4,7 @@
 # scripts/device/prepare_tv_references.sh), run on one GPU under memlife in
 # one device call, on generated data: an image folder of 8 classes (the
 # classification script reports top-5 accuracy) and a small COCO-format
-# detection set. Traces come back in $OUT/tvref.tar.gz for `memlife
+# detection set. Traces come back in $OUT/tvref.tgz.* (15 MiB parts: cat them) for `memlife
 # analyze` here. ONLY="name ..." records just those scenarios.
 source "$(dirname "$0")/common.sh"
 TVREF=$ROOT/.whl/ext/tvref
@@ -69,5 +69,5 @@ tv_run tvref_det_ssdlite_v2 detection --data-path $COCO --dataset coco -b 4 -j 2
   --model ssdlite320_mobilenet_v3_large --data-augmentation ssdlite --use-v2 --backend tv_tensor --amp
 
 say traces
-(cd $R && tar czf $OUT/tvref.tar.gz traces *.out)
+(cd $R && tar czf - traces ./*.out | split -b 15M - $OUT/tvref.tgz.)
 ls -la $OUT
