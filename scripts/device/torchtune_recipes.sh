@@ -4,8 +4,9 @@
 # on one GPU under memlife in one device call, on the tiny random Llama 2,
 # tokenizer and data that scripts/external/torchtune_recipes.py writes.
 # The distributed recipes run as one rank over NCCL. Traces come back in
-# $OUT/torchtune.tar.gz for `memlife analyze` here. ONLY="name ..." records
-# just those scenarios. The carry is tight: carry .carry/share, not .carry.
+# 15 MiB parts, $OUT/torchtune.tgz.* (`cat` them into `tar xz`), for
+# `memlife analyze` here. ONLY="name ..." records just those scenarios.
+# The carry is tight: carry .carry/share, not .carry.
 source "$(dirname "$0")/common.sh"
 install_wheels /tmp/torchtune-site $ROOT/.whl/ext/torchtune/wheels/*.whl
 export PYTHONPATH=$ROOT/python:$ROOT/python/memlife/autoload:/tmp/torchtune-site

@@ -4,8 +4,9 @@
 # scripts/device/prepare_tv_references.sh), run on one GPU under memlife in
 # one device call, on generated data: an image folder of 8 classes (the
 # classification script reports top-5 accuracy) and a small COCO-format
-# detection set. Traces come back in $OUT/tvref.tgz.* (15 MiB parts: cat them) for `memlife
-# analyze` here. ONLY="name ..." records just those scenarios.
+# detection set. Traces come back in 15 MiB parts, $OUT/tvref.tgz.* (`cat`
+# them into `tar xz`), for `memlife analyze` here. ONLY="name ..." records
+# just those scenarios.
 source "$(dirname "$0")/common.sh"
 TVREF=$ROOT/.whl/ext/tvref
 install_wheels /tmp/tvref-site $TVREF/wheels/*.whl
